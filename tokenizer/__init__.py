@@ -1,0 +1,7 @@
+"""BPE Playground: train byte-level BPE tokenizers and compare them with tiktoken's."""
+
+from .core import Tokenizer
+from .encodings import get_encoding, list_encodings
+
+__version__ = "0.1.0"
+__all__ = ["Tokenizer", "get_encoding", "list_encodings", "__version__"]
