@@ -1,0 +1,246 @@
+"""Build `web/dist/`, the folder the playground page is served from (statically or by server.py).
+
+What goes in, and why:
+
+- `pyodide/`: the Pyodide core copied from `node_modules/pyodide`, only the five files needed to
+  boot (every file from the same npm version: `loadPyodide` checks that the JS and the wasm agree).
+  No other Pyodide package is shipped; the page never calls `loadPackage`.
+- `wheels/bpe_playground-VERSION+HASH-py3-none-any.whl`: our `tokenizer` package as a pure-Python
+  wheel, zipped here with `zipfile` (no pip, no build isolation, no network). The content hash in
+  the local version makes the file name change whenever the code does, so no cache ever serves a
+  stale wheel. The zip is deterministic (fixed timestamps, sorted entries).
+- `encodings/NAME.HASH.bpe`: the reference encodings as the compact binary blobs of
+  `tokenizer.encodings.pack_encoding`, which Pyodide loads several times faster than the npm JSON
+  or `.tiktoken` text (no base64 decoding of 100k+ strings; see README for the numbers).
+- the page itself (`web/*.html|js|css`), copied.
+- `manifest.json`: versions, every file with its size and sha256, which file is the wheel and which
+  file holds each encoding. The page reads it first.
+
+Idempotent and fast when nothing changed: files are rewritten only when their bytes differ, big
+copies are skipped when size and mtime match, and stale hashed files are removed.
+Run: `python build_wasm.py [--out DIR]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import io
+import json
+import os
+import shutil
+import sys
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+WEB = ROOT / "web"
+DEFAULT_OUT = WEB / "dist"
+PACKAGE = ROOT / "tokenizer"
+PYODIDE_DIR = ROOT / "node_modules" / "pyodide"
+PYODIDE_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.mjs",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+)
+WEB_SUFFIXES = (".html", ".js", ".mjs", ".css", ".svg", ".ico", ".png", ".webmanifest")
+DIST_NAME = "bpe_playground"
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Write atomically, only if the bytes differ (keeps mtimes, and so HTTP caches, stable)."""
+    if path.exists() and path.stat().st_size == len(data) and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+    return True
+
+
+def copy_if_changed(src: Path, dst: Path) -> bool:
+    """Copy with mtime; skip when size and mtime already match (the 9.6 MB wasm, every run)."""
+    s = src.stat()
+    if dst.exists():
+        d = dst.stat()
+        if d.st_size == s.st_size and int(d.st_mtime) == int(s.st_mtime):
+            return False
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.tmp")
+    shutil.copyfile(src, tmp)
+    os.chmod(tmp, 0o644)
+    os.utime(tmp, (s.st_atime, s.st_mtime))
+    os.replace(tmp, dst)
+    return True
+
+
+def project_version() -> str:
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return tomllib.load(f)["project"]["version"]
+
+
+def package_files() -> list[tuple[str, bytes]]:
+    """(archive path, bytes) of the tokenizer package, sorted; no _data blobs, no caches."""
+    files = []
+    for path in sorted(PACKAGE.rglob("*")):
+        rel = path.relative_to(ROOT)
+        if not path.is_file() or "__pycache__" in rel.parts or rel.parts[1:2] == ("_data",):
+            continue
+        if path.suffix in (".pyc", ".pyo") or path.name.startswith("."):
+            continue
+        files.append((rel.as_posix(), path.read_bytes()))
+    return files
+
+
+def _record_hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode("ascii")
+
+
+def build_wheel(version: str) -> tuple[str, bytes]:
+    """Our package as a pure-Python wheel: (file name, bytes). Same input, same bytes."""
+    files = package_files()
+    content = hashlib.sha256()
+    for name, data in files:
+        content.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    full_version = f"{version}+{content.hexdigest()[:12]}"
+    dist_info = f"{DIST_NAME}-{full_version}.dist-info"
+    metadata = (
+        "Metadata-Version: 2.1\n"
+        "Name: bpe-playground\n"
+        f"Version: {full_version}\n"
+        "Summary: Byte-level BPE tokenizers (the playground's browser build)\n"
+        "Requires-Python: >=3.11\n"
+    ).encode()
+    wheel = b"Wheel-Version: 1.0\nGenerator: build_wasm.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    entries = [*files, (f"{dist_info}/METADATA", metadata), (f"{dist_info}/WHEEL", wheel)]
+    record = "".join(f"{name},{_record_hash(data)},{len(data)}\n" for name, data in entries)
+    record += f"{dist_info}/RECORD,,\n"
+    entries.append((f"{dist_info}/RECORD", record.encode()))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in entries:
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data, compresslevel=9)
+    return f"{DIST_NAME}-{full_version}-py3-none-any.whl", buf.getvalue()
+
+
+def pyodide_version() -> str:
+    return json.loads((PYODIDE_DIR / "package.json").read_text())["version"]
+
+
+def _remove_stale(folder: Path, keep: set[str], pattern: str) -> None:
+    if folder.is_dir():
+        for path in folder.glob(pattern):
+            if path.name not in keep:
+                path.unlink()
+
+
+def build(out: Path = DEFAULT_OUT, verbose: bool = False) -> dict:
+    """Bring `out` up to date; returns the manifest."""
+    start = time.perf_counter()
+    changed: list[str] = []
+    out.mkdir(parents=True, exist_ok=True)
+
+    # 1. Pyodide core.
+    if not PYODIDE_DIR.is_dir():
+        sys.exit("build_wasm.py: node_modules/pyodide is missing; run `npm ci` first")
+    for name in PYODIDE_FILES:
+        if copy_if_changed(PYODIDE_DIR / name, out / "pyodide" / name):
+            changed.append(f"pyodide/{name}")
+
+    # 2. Our wheel.
+    version = project_version()
+    wheel_name, wheel_bytes = build_wheel(version)
+    if write_if_changed(out / "wheels" / wheel_name, wheel_bytes):
+        changed.append(f"wheels/{wheel_name}")
+    _remove_stale(out / "wheels", {wheel_name}, "*.whl")
+
+    # 3. Reference encodings as blobs (tokenizer/_data is the cache build_blobs keeps up to date).
+    sys.path.insert(0, str(ROOT))
+    from tokenizer.encodings import build_blobs
+
+    encodings = {}
+    for enc_name, blob_path in build_blobs().items():
+        data = blob_path.read_bytes()
+        digest = sha256_bytes(data)
+        file_name = f"{enc_name}.{digest[:12]}.bpe"
+        if write_if_changed(out / "encodings" / file_name, data):
+            changed.append(f"encodings/{file_name}")
+        encodings[enc_name] = f"encodings/{file_name}"
+    _remove_stale(out / "encodings", {Path(p).name for p in encodings.values()}, "*.bpe")
+
+    # 4. The page.
+    web_files = sorted(p for p in WEB.iterdir() if p.is_file() and p.suffix in WEB_SUFFIXES)
+    for path in web_files:
+        if write_if_changed(out / path.name, path.read_bytes()):
+            changed.append(path.name)
+    web_names = {p.name for p in web_files}
+    for path in out.iterdir():  # a page file deleted from web/ must not linger in dist
+        if path.is_file() and path.suffix in WEB_SUFFIXES and path.name not in web_names:
+            path.unlink()
+
+    # 5. Manifest.
+    files = {}
+    for path in sorted(out.rglob("*")):
+        rel = path.relative_to(out).as_posix()
+        if (
+            path.is_file()
+            and rel != "manifest.json"
+            and not path.name.startswith(".")
+            and rel.split("/")[0] != "bench"
+        ):
+            files[rel] = {"size": path.stat().st_size, "sha256": sha256_file(path)}
+    manifest = {
+        "format": 1,
+        "package": {"name": "bpe-playground", "version": version, "wheel_version": wheel_name.split("-")[1]},
+        "pyodide": {"version": pyodide_version(), "index": "pyodide/"},
+        "wheel": f"wheels/{wheel_name}",
+        "encodings": {
+            name: {"file": path, "size": files[path]["size"], "sha256": files[path]["sha256"]}
+            for name, path in encodings.items()
+        },
+        "default_encodings": ["cl100k_base", "o200k_base"],
+        "modules": sorted(n for n in web_names if n.endswith((".js", ".mjs"))),
+        "files": files,
+    }
+    if write_if_changed(out / "manifest.json", (json.dumps(manifest, indent=1) + "\n").encode()):
+        changed.append("manifest.json")
+    if verbose:
+        took = (time.perf_counter() - start) * 1000
+        what = ", ".join(changed) if changed else "nothing changed"
+        rel_out = os.path.relpath(out)
+        print(f"build_wasm: {rel_out}: {what} ({took:.0f} ms)")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default web/dist)")
+    parser.add_argument("-q", "--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    return build(args.out, verbose=not args.quiet)
+
+
+if __name__ == "__main__":
+    main()
