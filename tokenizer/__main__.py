@@ -75,8 +75,12 @@ def cmd_split(args: argparse.Namespace) -> int:
 
 def _add_tokenizer_choice(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--encoding", "-e", choices=list_encodings(), help="reference encoding (default cl100k_base)")
-    group.add_argument("--tokenizer", "-t", metavar="PATH", help="a saved tokenizer: STEM, STEM.json or STEM.tiktoken")
+    group.add_argument(
+        "--encoding", "-e", choices=list_encodings(), help="reference encoding (default cl100k_base)"
+    )
+    group.add_argument(
+        "--tokenizer", "-t", metavar="PATH", help="a saved tokenizer: STEM, STEM.json or STEM.tiktoken"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -53,7 +53,9 @@ class Tokenizer:
         )
         for token, token_id in self.special_tokens.items():
             if token_id in self._decoder:
-                raise ValueError(f"special token {token!r} has id {token_id}, which a merged token already uses")
+                raise ValueError(
+                    f"special token {token!r} has id {token_id}, which a merged token already uses"
+                )
         self._special_decoder = {i: s.encode("utf-8") for s, i in self.special_tokens.items()}
         self._splitter = compile_pattern(pattern)
         self._cache: dict[str, tuple[int, ...]] = {}
@@ -262,7 +264,9 @@ class Tokenizer:
         json_path = stem.with_name(stem.name + ".json")
         tiktoken_path = stem.with_name(stem.name + ".tiktoken")
         if not json_path.exists() and not tiktoken_path.exists():
-            raise FileNotFoundError(f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name})")
+            raise FileNotFoundError(
+                f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name})"
+            )
         ranks = formats.read_tiktoken(tiktoken_path) if tiktoken_path.exists() else None
         if not json_path.exists():
             return cls(ranks, pattern, name=stem.name)  # type: ignore[arg-type]

@@ -1,0 +1,50 @@
+# The two commands: `make run` (set up + start the playground) and `make test` (set up + every test).
+# Both work on a fresh machine: they create the venv, install npm packages and Chromium, build web/dist.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 5000
+PYTEST_ARGS ?=
+
+.PHONY: setup run test build chromium lint bench clean
+
+setup: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test,dev]'
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+build: setup
+	$(PY) -m tokenizer.encodings build
+	$(PY) build_wasm.py
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium (browser tests drive it)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
+
+run: build
+	$(PY) server.py --host $(HOST) --port $(PORT)
+
+test: build chromium
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+
+bench: build
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) bench/encode.py
+	$(PY) bench/train.py
+
+clean:
+	rm -rf web/dist tokenizer/_data build dist *.egg-info

