@@ -1,0 +1,162 @@
+"""Files (.tiktoken + .json), their error messages, and the encode/decode/split/list CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tiktoken
+import tiktoken.load
+
+from tokenizer import Tokenizer, get_encoding
+from tokenizer.formats import parse_tiktoken
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = "Hello, world! Héllo 世界 🙂 don't stop\n\tthe 123456 cats"
+
+
+def small_tokenizer() -> Tokenizer:
+    """Merges chosen by hand so the test does not depend on the trainer."""
+    h, e, l, o = (ord(c) for c in "helo")  # noqa: E741
+    merges = [(h, e), (l, l), (256, 257), (258, o), (ord(" "), ord("c"))]
+    return Tokenizer.from_merges(merges, "gpt4", ["<|end|>"], name="small", metadata={"note": "hand-made"})
+
+
+def test_from_merges_assigns_ids_and_specials():
+    tok = small_tokenizer()
+    assert tok.decode_single_token_bytes(259) == b"hello"
+    assert tok.special_tokens == {"<|end|>": 261}
+    assert tok.encode("hello cat<|end|>", allowed_special="all") == [259, 260, ord("a"), ord("t"), 261]
+
+
+def test_from_merges_rejects_forward_references():
+    with pytest.raises(ValueError, match="merge 0 .* not defined"):
+        Tokenizer.from_merges([(256, 1)])
+
+
+def test_duplicate_bytes_keep_lowest_rank():
+    a, b = ord("a"), ord("b")
+    # (ab, b) and (a, bb) both make b"abb".
+    tok = Tokenizer.from_merges([(a, b), (b, b), (256, b), (a, 257)])
+    assert tok.decode_single_token_bytes(258) == tok.decode_single_token_bytes(259) == b"abb"
+    assert tok.mergeable_ranks[b"abb"] == 258
+    assert tok.duplicate_ids == {259: 258}
+    assert tok.encode("abb") == [258]
+    assert tok.decode([259]) == "abb"
+
+
+def test_save_load_round_trip(tmp_path):
+    tok = small_tokenizer()
+    tok.save(tmp_path / "small")
+    for path in ["small", "small.json", "small.tiktoken"]:
+        loaded = Tokenizer.load(tmp_path / path)
+        assert loaded.mergeable_ranks == tok.mergeable_ranks
+        assert loaded.merges == tok.merges
+        assert loaded.special_tokens == tok.special_tokens
+        assert loaded.metadata == {"note": "hand-made"}
+        assert loaded.encode(TEXT) == tok.encode(TEXT)
+    meta = json.loads((tmp_path / "small.json").read_text())
+    assert meta["merges"][0] == [ord("h"), ord("e")]
+    assert meta["vocab_size"] == 262
+    assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*"))
+
+
+def test_tiktoken_reads_our_file(tmp_path):
+    enc = get_encoding("cl100k_base")
+    enc.save(tmp_path / "cl100k")
+    ranks = tiktoken.load.load_tiktoken_bpe(str(tmp_path / "cl100k.tiktoken"))
+    ref = tiktoken.Encoding("cl100k", pat_str=enc.pattern_regex, mergeable_ranks=ranks, special_tokens={})
+    assert ref.encode_ordinary(TEXT) == enc.encode_ordinary(TEXT)
+    assert Tokenizer.load(tmp_path / "cl100k").encode(TEXT) == enc.encode(TEXT)
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("aGVsbG8= 0\nbad line here\n", r"x\.tiktoken:2: expected 'BASE64 RANK'"),
+        ("aGVsbG8= zero\n", r"x\.tiktoken:1: bad token or rank"),
+        ("!!!! 3\n", r"x\.tiktoken:1: bad token or rank"),
+        ("aGVsbG8= 0\naGVsbG8= 1\n", r"x\.tiktoken:2: token b'hello' appears twice"),
+        ("aGVsbG8= 0\naGk= 0\n", r"x\.tiktoken:2: rank 0 appears twice"),
+        ("", r"x\.tiktoken: no tokens"),
+    ],
+)
+def test_corrupt_tiktoken_names_file_and_line(tmp_path, content, message):
+    (tmp_path / "x.tiktoken").write_text(content)
+    with pytest.raises(ValueError, match=message):
+        Tokenizer.load(tmp_path / "x.tiktoken")
+
+
+def test_truncated_files_are_rejected(tmp_path):
+    small_tokenizer().save(tmp_path / "t")
+    text = (tmp_path / "t.json").read_text()
+    (tmp_path / "t.json").write_text(text[: len(text) // 2])
+    with pytest.raises(ValueError, match=r"t\.json:\d+: invalid JSON"):
+        Tokenizer.load(tmp_path / "t")
+    small_tokenizer().save(tmp_path / "t")
+    lines = (tmp_path / "t.tiktoken").read_text().splitlines(keepends=True)
+    (tmp_path / "t.tiktoken").write_text("".join(lines[:-2]))
+    with pytest.raises(ValueError, match="merges disagree with the ranks"):
+        Tokenizer.load(tmp_path / "t")
+
+
+def test_ranks_without_all_bytes_are_rejected():
+    with pytest.raises(ValueError, match="lack 255 single bytes"):
+        Tokenizer(parse_tiktoken("YQ== 0\n"))
+
+
+def test_bad_json_fields(tmp_path):
+    (tmp_path / "b.json").write_text(json.dumps({"name": "b", "merges": [[1, 2, 3]]}))
+    with pytest.raises(ValueError, match="'merges' must be a list"):
+        Tokenizer.load(tmp_path / "b.json")
+    (tmp_path / "b.json").write_text(json.dumps({"name": "b", "merges": [], "special_tokens": {"x": "1"}}))
+    with pytest.raises(ValueError, match="special_tokens"):
+        Tokenizer.load(tmp_path / "b.json")
+    with pytest.raises(FileNotFoundError):
+        Tokenizer.load(tmp_path / "nothing")
+
+
+def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tokenizer", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def test_cli_encode_decode_split_list(tmp_path):
+    enc = get_encoding("o200k_base")
+    result = run_cli("encode", "--encoding", "o200k_base", TEXT)
+    assert result.returncode == 0, result.stderr
+    ids = json.loads(result.stdout)
+    assert ids == enc.encode(TEXT)
+    result = run_cli("decode", "--encoding", "o200k_base", *map(str, ids))
+    assert result.stdout == TEXT + "\n"
+    result = run_cli("decode", "-e", "o200k_base", stdin=json.dumps(ids))
+    assert result.stdout == TEXT + "\n"
+    result = run_cli("split", "-e", "cl100k_base", "don't  stop")
+    assert json.loads(result.stdout) == ["don", "'t", " ", " stop"]
+    assert run_cli("list").stdout.split() == ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+    (tmp_path / "in.txt").write_text(TEXT, encoding="utf-8")
+    small_tokenizer().save(tmp_path / "small")
+    result = run_cli("encode", "--tokenizer", str(tmp_path / "small"), "--file", str(tmp_path / "in.txt"))
+    assert json.loads(result.stdout) == small_tokenizer().encode(TEXT)
+
+
+def test_cli_errors_exit_2_on_stderr(tmp_path):
+    (tmp_path / "bad.txt").write_bytes(b"ok \xff\xfe")
+    result = run_cli("encode", "--file", str(tmp_path / "bad.txt"))
+    assert result.returncode == 2 and "not valid UTF-8 at byte offset 3" in result.stderr
+    result = run_cli("encode", "<|endoftext|>")
+    assert result.returncode == 2 and "disallowed special token" in result.stderr
+    assert json.loads(run_cli("encode", "--allow-special", "<|endoftext|>").stdout) == [100257]
+    result = run_cli("decode", "-e", "gpt2", "12", "x")
+    assert result.returncode == 2 and "ids must be integers" in result.stderr
+    result = run_cli("encode", "--tokenizer", str(tmp_path / "missing"), "hi")
+    assert result.returncode == 2 and "no tokenizer at" in result.stderr
