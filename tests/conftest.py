@@ -1,0 +1,201 @@
+"""Shared fixtures: the built page (web/dist), a live server, one headless Chromium.
+
+Why session scope everywhere: booting Pyodide costs 5-7 s per fresh browser context, so the
+browser tests share one page (`app_page`) and open fresh ones only where a test needs a cold load.
+Every page opened here is guarded: a request to anything but the test server fails the test, and
+so does any console error or uncaught exception.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT.parent / "shared" / "corpora"
+CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+BOOT_TIMEOUT_MS = 120_000  # Pyodide boot: 5-7 s here, much more on a loaded CI machine
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def missing(what: str) -> None:
+    """Skip locally, but fail on CI: there a missing browser or node must not pass silently."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} (required when CI is set)")
+    pytest.skip(what)
+
+
+def find_chromium() -> str | None:
+    env = os.environ.get("CHROMIUM")
+    if env:
+        return env
+    for path in CHROMIUM_CANDIDATES:
+        if os.path.exists(path):
+            return path
+    return shutil.which("chromium")
+
+
+@pytest.fixture(scope="session")
+def web_dist() -> Path:
+    """web/dist, rebuilt now so that no test ever runs a stale wheel."""
+    import build_wasm
+
+    build_wasm.build(build_wasm.DEFAULT_OUT)
+    return build_wasm.DEFAULT_OUT
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+def _serve(httpd) -> Iterator[str]:
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_port}"
+    finally:
+        httpd.shutdown()
+        thread.join(5)
+
+
+def _static(folder: Path) -> Iterator[str]:
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    yield from _serve(httpd)
+
+
+@pytest.fixture(scope="session")
+def static_server(web_dist: Path) -> Iterator[str]:
+    """web/dist served as plain files (what `python -m http.server -d web/dist` does)."""
+    yield from _static(web_dist)
+
+
+@pytest.fixture(scope="session")
+def live_server(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The real server (server.create_app) if it imports, else plain static files."""
+    try:
+        from server import create_app
+    except Exception:  # server.py absent or broken: the page must still work statically
+        yield from _static(web_dist)
+        return
+    from werkzeug.serving import make_server
+
+    data_dir = tmp_path_factory.mktemp("server-data")
+    app = create_app({"WEB_DIR": web_dist, "DATA_DIR": data_dir, "TESTING": True})
+    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    yield from _serve(httpd)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    chromium = find_chromium()
+    if not chromium:
+        missing("chromium is not installed (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("playwright is not installed")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Guard:
+    """Collects requests that leave the test server, console errors and page errors."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+        self.external: list[str] = []
+        self.errors: list[str] = []
+
+    def attach(self, context, page) -> None:
+        def route(r):
+            url = r.request.url
+            if url.startswith(self.origin + "/") or url.startswith(("data:", "blob:")):
+                r.continue_()
+            else:
+                self.external.append(url)
+                r.abort()
+
+        context.route("**/*", route)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        page.on(
+            "console",
+            lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None,
+        )
+
+    def check(self) -> None:
+        external, errors = self.external[:], self.errors[:]
+        self.external.clear()
+        self.errors.clear()
+        assert not external, f"requests left the test server: {external}"
+        assert not errors, f"errors in the page: {errors}"
+
+
+@pytest.fixture
+def open_page(browser):
+    """Factory: a fresh context + page on `origin`, guarded; closed and checked after the test."""
+    opened = []
+
+    def _open(origin: str, path: str = "/", *, wait_ready: bool = True, **context_args):
+        from playwright.sync_api import expect
+
+        context = browser.new_context(**context_args)
+        page = context.new_page()
+        guard = Guard(origin)
+        guard.attach(context, page)
+        opened.append((context, guard))
+        page.goto(origin + path)
+        if wait_ready:
+            expect(page.get_by_test_id("status")).to_have_text("ready", timeout=BOOT_TIMEOUT_MS)
+        return page
+
+    yield _open
+    for context, guard in opened:
+        context.close()
+        guard.check()
+
+
+@pytest.fixture(scope="session")
+def _shared(browser, live_server):
+    from playwright.sync_api import expect
+
+    context = browser.new_context()
+    page = context.new_page()
+    guard = Guard(live_server)
+    guard.attach(context, page)
+    page.goto(live_server + "/")
+    expect(page.get_by_test_id("status")).to_have_text("ready", timeout=BOOT_TIMEOUT_MS)
+    yield page, guard
+    context.close()
+
+
+@pytest.fixture
+def app_page(_shared):
+    """The one shared, booted page on the live server; each test's errors are checked after it."""
+    page, guard = _shared
+    yield page
+    guard.check()

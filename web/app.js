@@ -1,0 +1,832 @@
+// BPE Playground, the page: tokenizer panels side by side, fed by the Pyodide worker (worker.js).
+//
+// The main thread never tokenizes: it sends the text to the worker and renders what comes back
+// (ids, per-token byte lengths, the tokens' bytes, as transferable typed arrays). At most one
+// encode per panel is in flight; a keystroke during it marks the panel dirty and the newest text
+// is sent when the reply arrives, so typing never queues up work. Replies older than what a
+// panel already shows are dropped by request id.
+//
+// Text is handled as UTF-8 bytes, never as JS string offsets: a token is a byte range, its text is
+// decoded per token with a fatal TextDecoder, and a token that is not valid UTF-8 on its own
+// (part of an emoji or a CJK character) is shown as its bytes, e.g. <E4 BD>, never as U+FFFD.
+//
+// Integration contract for the training panel (web/train.js, written separately):
+//   train.js exports `mountTrainPanel(root, app)`. After boot, if manifest.json lists train.js,
+//   this module imports it and calls mountTrainPanel(document.getElementById("train-panel"), appApi)
+//   where appApi is:
+//     addTokenizerFromServer(name) -> Promise<info>: fetches /api/tokenizers/NAME.tiktoken and
+//       NAME.json, loads them into the worker under exactly that name (replacing an older one) and
+//       shows (or refreshes) a panel with data-encoding=NAME.
+//     addTokenizerFromFiles(tiktokenText, jsonText, filename?) -> Promise<info>: the same from file
+//       contents already read; the panel is named after the tokenizer (suffixed if taken).
+//     removeTokenizer(name): removes that panel.
+//     listTokenizers() -> names of the panels shown, in order.
+//     getText() -> the text in the input box.
+//   Both add* functions reject with an Error whose message is fit to show to the user.
+
+const $ = (sel) => document.querySelector(sel);
+const input = $("#input");
+const statusEl = $("#status");
+const panelsEl = $("#panels");
+const tooltip = $("#tooltip");
+const utf8 = new TextEncoder();
+const fatal = new TextDecoder("utf-8", { fatal: true });
+const lenient = new TextDecoder("utf-8");
+
+const FIRST_SLICE = 3000; // tokens rendered synchronously; the rest follow in idle slices
+const SLICE = 4000;
+
+const state = {
+  manifest: null,
+  panels: [], // {name, info, el, tokensEl, chunksEl, countEl, statsEl, result, shownId, inflight, dirty, ...}
+  ready: false,
+  options: { whitespace: true, ids: false, split: false, diff: false },
+  hoverRange: null,
+};
+// Timings the benchmark (bench/browser.py) reads; nothing in the UI depends on them.
+const metrics = { t0: performance.now(), ready: null, firstTokens: null, renders: [], bootStages: [] };
+window.__bpe = { metrics, state };
+
+// ----- worker RPC ---------------------------------------------------------------------------
+
+const worker = new Worker(new URL("worker.js", import.meta.url), { type: "module" });
+let nextId = 1;
+const pending = new Map();
+const bootListeners = [];
+
+worker.onmessage = ({ data }) => {
+  if (data.type) return bootListeners.forEach((f) => f(data));
+  const p = pending.get(data.id);
+  if (!p) return;
+  pending.delete(data.id);
+  if (data.ok) p.resolve(data);
+  else p.reject(new Error(data.error));
+};
+worker.onerror = (e) => showFatal(e.message || "the worker failed to start");
+
+function rpc(op, payload = {}, transfer = []) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    worker.postMessage({ id, op, ...payload }, transfer);
+  });
+}
+
+// ----- boot ---------------------------------------------------------------------------------
+
+const STAGES = { boot: 10, wheel: 70, encoding: 85 };
+
+function setStatus(text, detail = "") {
+  statusEl.textContent = text;
+  $("#boot-detail").textContent = detail;
+}
+
+function showFatal(msg) {
+  setStatus("error", msg);
+  statusEl.classList.add("error");
+}
+
+bootListeners.push((m) => {
+  if (m.type === "progress") {
+    metrics.bootStages.push([m.stage, performance.now() - metrics.t0]);
+    $("#boot-progress").value = Math.max($("#boot-progress").value, STAGES[m.stage] || 0);
+    if (!state.ready) setStatus("loading", m.label || m.stage);
+  } else if (m.type === "fatal") {
+    showFatal(m.error);
+  }
+});
+
+async function boot() {
+  const res = await fetch("manifest.json", { cache: "no-cache" });
+  if (!res.ok) throw new Error(`manifest.json: HTTP ${res.status}`);
+  state.manifest = await res.json();
+  const names = Object.keys(state.manifest.encodings);
+  const addSel = $("#add-encoding");
+  for (const n of names) addSel.append(new Option(n, n));
+
+  const fromHash = readShareLink();
+  if (fromHash && fromHash.text != null) input.value = fromHash.text;
+  const wanted = (fromHash && fromHash.encodings.filter((n) => names.includes(n))) || [];
+  const initial = wanted.length ? wanted : state.manifest.default_encodings;
+  await Promise.all(initial.map((n) => addPanel(n)));
+
+  state.ready = true;
+  metrics.ready = performance.now() - metrics.t0;
+  $("#boot-progress").value = 100;
+  $("#boot-progress").hidden = true;
+  setStatus("ready", `Pyodide ${state.manifest.pyodide.version} · ready in ${(metrics.ready / 1000).toFixed(1)} s`);
+  input.disabled = false;
+  refreshAll();
+  if (state.manifest.modules.includes("train.js")) {
+    import("./train.js")
+      .then((m) => m.mountTrainPanel(document.getElementById("train-panel"), appApi))
+      .catch(() => {});
+  }
+}
+
+// ----- panels -------------------------------------------------------------------------------
+
+function panelByName(name) {
+  return state.panels.find((p) => p.name === name);
+}
+
+async function addPanel(name, { info = null } = {}) {
+  let panel = panelByName(name);
+  if (panel) {
+    if (info) panel.info = info;
+    schedule(panel);
+    return panel;
+  }
+  const el = document.createElement("section");
+  el.className = "panel";
+  el.dataset.testid = "panel";
+  el.dataset.encoding = name;
+  el.setAttribute("aria-label", `tokens of ${name}`);
+  el.innerHTML = `
+    <header class="panel-head">
+      <h2 class="panel-name"></h2>
+      <span class="stats"><b data-testid="token-count">…</b> tokens
+        <span class="muted" data-testid="stats"></span></span>
+      <span class="spacer"></span>
+      <button type="button" class="baseline" title="use as the diff baseline">baseline</button>
+      <button type="button" class="remove" aria-label="remove this panel" title="remove">×</button>
+    </header>
+    <div class="chunks" data-testid="chunks" hidden></div>
+    <div class="tokens" data-testid="tokens"></div>`;
+  el.querySelector(".panel-name").textContent = name;
+  panel = {
+    name,
+    info,
+    el,
+    tokensEl: el.querySelector(".tokens"),
+    chunksEl: el.querySelector(".chunks"),
+    countEl: el.querySelector("[data-testid=token-count]"),
+    statsEl: el.querySelector("[data-testid=stats]"),
+    result: null,
+    spans: [],
+    starts: null,
+    shownId: 0,
+    inflight: false,
+    dirty: false,
+    renderGen: 0,
+  };
+  el.querySelector(".remove").onclick = () => removePanel(name);
+  el.querySelector(".baseline").onclick = () => setBaseline(name);
+  state.panels.push(panel);
+  panelsEl.append(el);
+  refreshSelects();
+  if (!panel.info) {
+    try {
+      panel.info = (await rpc("prepare", { name })).info;
+    } catch (e) {
+      removePanel(name);
+      throw e;
+    }
+  }
+  if (state.ready) schedule(panel);
+  return panel;
+}
+
+function removePanel(name) {
+  const i = state.panels.findIndex((p) => p.name === name);
+  if (i < 0) return;
+  const [p] = state.panels.splice(i, 1);
+  p.removed = true;
+  p.el.remove();
+  refreshSelects();
+  updateDiff();
+  writeShareLink();
+}
+
+function setBaseline(name) {
+  const i = state.panels.findIndex((p) => p.name === name);
+  if (i > 0) {
+    const [p] = state.panels.splice(i, 1);
+    state.panels.unshift(p);
+    panelsEl.prepend(p.el);
+    updateDiff();
+  }
+}
+
+function refreshSelects() {
+  for (const sel of [$("#decode-encoding"), $("#merge-encoding")]) {
+    const keep = sel.value;
+    sel.replaceChildren(...state.panels.map((p) => new Option(p.name, p.name)));
+    if (state.panels.some((p) => p.name === keep)) sel.value = keep;
+  }
+}
+
+// ----- encoding pump ------------------------------------------------------------------------
+
+let inputSeq = 0;
+let lastInput = { seq: 0, t: 0 };
+
+function refreshAll() {
+  state.panels.forEach(schedule);
+  writeShareLinkSoon();
+}
+
+function schedule(panel) {
+  panel.dirty = true;
+  pump(panel);
+}
+
+async function pump(panel) {
+  if (panel.inflight || !panel.dirty || !state.ready || panel.removed) return;
+  panel.dirty = false;
+  panel.inflight = true;
+  const text = input.value;
+  const seq = inputSeq;
+  const t = lastInput.t;
+  const id = nextId; // the id rpc() is about to use: replies are ordered by it
+  try {
+    const res = await rpc("encode", { name: panel.name, text });
+    if (!panel.removed && id > panel.shownId) {
+      panel.shownId = id;
+      render(panel, res, text);
+      if (state.options.split) renderSplit(panel, text);
+      if (seq === inputSeq && t) noteLatency(panel, t, text, res.ms);
+      if (metrics.firstTokens === null) metrics.firstTokens = performance.now() - metrics.t0;
+    }
+  } catch (e) {
+    panel.countEl.textContent = "error";
+    panel.statsEl.textContent = e.message;
+  } finally {
+    panel.inflight = false;
+    if (panel.dirty) pump(panel);
+  }
+}
+
+function noteLatency(panel, t, text, pyMs) {
+  // Input event -> DOM updated -> next frame painted.
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      metrics.renders.push({ panel: panel.name, ms: performance.now() - t, len: text.length, py_ms: pyMs });
+      if (metrics.renders.length > 2000) metrics.renders.splice(0, 1000);
+    }, 0),
+  );
+}
+
+input.addEventListener("input", (ev) => {
+  inputSeq++;
+  lastInput = { seq: inputSeq, t: ev.timeStamp || performance.now() };
+  refreshAll();
+});
+
+// ----- rendering ----------------------------------------------------------------------------
+
+function colorClass(id) {
+  return "c" + (Math.imul(id + 1, 2654435761) >>> 28);
+}
+
+function hex(bytes) {
+  let s = "";
+  for (let i = 0; i < bytes.length; i++) s += (i ? " " : "") + bytes[i].toString(16).toUpperCase().padStart(2, "0");
+  return s;
+}
+
+function tryDecode(bytes) {
+  try {
+    return fatal.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+function visible(s) {
+  if (!state.options.whitespace) return s;
+  return s.replace(/ /g, "·").replace(/\t/g, "→").replace(/\r/g, "␍").replace(/\n/g, "↵\n");
+}
+
+function render(panel, res, text) {
+  const { ids, lens, bytes } = res;
+  const n = ids.length;
+  const starts = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) starts[i + 1] = starts[i] + lens[i];
+  panel.result = { ids, lens, bytes, starts, text };
+  panel.starts = starts;
+  panel.spans = new Array(n);
+  const gen = ++panel.renderGen;
+  panel.countEl.textContent = String(n);
+  const chars = countCodePoints(text);
+  panel.statsEl.textContent = n
+    ? `· ${(chars / n).toFixed(2)} chars/token · ${(bytes.length / n).toFixed(2)} bytes/token`
+    : "";
+  panel.tokensEl.replaceChildren();
+  panel.tokensEl.setAttribute("aria-busy", "true");
+  let i = 0;
+  const step = (limit) => {
+    if (gen !== panel.renderGen || panel.removed) return;
+    const frag = document.createDocumentFragment();
+    const end = Math.min(n, i + limit);
+    while (i < end) i = appendToken(panel, frag, i, n);
+    panel.tokensEl.append(frag);
+    if (i < n) {
+      setTimeout(() => step(SLICE), 0);
+    } else {
+      panel.tokensEl.removeAttribute("aria-busy");
+      panel.tokensEl.dataset.rendered = String(n);
+      if (panel === state.panels[0] || state.options.diff) updateDiff();
+    }
+  };
+  panel.tokensEl.dataset.rendered = "";
+  step(FIRST_SLICE);
+}
+
+// Appends token i (or a group of tokens forming one character) to `parent`; returns the next index.
+function appendToken(panel, parent, i, n) {
+  const { bytes, starts } = panel.result;
+  const b = bytes.subarray(starts[i], starts[i + 1]);
+  const s = tryDecode(b);
+  if (s !== null) {
+    parent.append(tokenSpan(panel, i, s, b));
+    return i + 1;
+  }
+  // Not valid UTF-8 alone: find the run of following tokens that completes the character(s),
+  // and group them visually under the text they form together.
+  let j = i + 1;
+  let joined = null;
+  while (j < n && j - i < 8) {
+    joined = tryDecode(bytes.subarray(starts[i], starts[j + 1]));
+    j++;
+    if (joined !== null) break;
+  }
+  if (joined === null) {
+    parent.append(tokenSpan(panel, i, null, b));
+    return i + 1;
+  }
+  const group = document.createElement("span");
+  group.className = "group";
+  group.dataset.char = visible(joined);
+  group.title = `${j - i} tokens form ${JSON.stringify(joined)}`;
+  for (let k = i; k < j; k++) {
+    const bk = bytes.subarray(starts[k], starts[k + 1]);
+    group.append(tokenSpan(panel, k, tryDecode(bk), bk));
+  }
+  parent.append(group);
+  return j;
+}
+
+function tokenSpan(panel, i, s, b) {
+  const id = panel.result.ids[i];
+  const span = document.createElement("span");
+  span.className = `tok ${colorClass(id)}`;
+  span.dataset.testid = "token";
+  span.dataset.id = id;
+  span.dataset.i = i;
+  span.tabIndex = -1;
+  if (s === null) {
+    span.classList.add("bytes");
+    span.dataset.text = `<${hex(b)}>`;
+  } else {
+    span.dataset.text = visible(s);
+  }
+  span.textContent = state.options.ids ? String(id) : span.dataset.text;
+  panel.spans[i] = span;
+  return span;
+}
+
+function countCodePoints(s) {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) n--;
+  }
+  return n;
+}
+
+function rerenderAll() {
+  for (const p of state.panels) if (p.result) render(p, p.result, p.result.text);
+}
+
+// ----- split view (regex pre-tokenization chunks) -------------------------------------------
+
+async function renderSplit(panel, text) {
+  const res = await rpc("split", { name: panel.name, text });
+  if (panel.removed || input.value !== text) return;
+  const frag = document.createDocumentFragment();
+  let off = 0;
+  for (let i = 0; i < res.lens.length && i < 20000; i++) {
+    const b = res.bytes.subarray(off, off + res.lens[i]);
+    off += res.lens[i];
+    const span = document.createElement("span");
+    span.className = "chunk";
+    span.dataset.testid = "chunk";
+    span.textContent = visible(lenient.decode(b));
+    frag.append(span);
+  }
+  panel.chunksEl.replaceChildren(frag);
+  panel.chunksEl.hidden = false;
+  panel.chunksEl.dataset.count = String(res.lens.length);
+}
+
+// ----- diff mode ----------------------------------------------------------------------------
+
+function updateDiff() {
+  const base = state.panels[0];
+  for (const p of state.panels) {
+    p.el.classList.toggle("is-baseline", p === base);
+    const mark = state.options.diff && p !== base && base && base.result && p.result;
+    const bounds = mark ? new Set(base.starts) : null;
+    const n = p.result ? p.result.ids.length : 0;
+    let differing = 0;
+    for (let i = 0; i < n; i++) {
+      const span = p.spans[i];
+      if (!span) continue;
+      const d = mark && (!bounds.has(p.starts[i]) || !bounds.has(p.starts[i + 1]));
+      if (d) differing++;
+      if (d) span.dataset.diff = "1";
+      else if (span.dataset.diff) delete span.dataset.diff;
+    }
+    if (mark) p.el.dataset.diffCount = String(differing);
+    else delete p.el.dataset.diffCount;
+  }
+}
+
+// ----- hover / focus: tooltip + the same bytes highlighted in every panel --------------------
+
+function tokenInfo(span) {
+  const panelEl = span.closest("[data-testid=panel]");
+  if (!panelEl) return null;
+  const panel = panelByName(panelEl.dataset.encoding);
+  if (!panel || !panel.result) return null;
+  const i = Number(span.dataset.i);
+  return { panel, i, start: panel.starts[i], end: panel.starts[i + 1] };
+}
+
+function highlight(range) {
+  for (const el of document.querySelectorAll(".tok.hl")) el.classList.remove("hl");
+  if (!range) return;
+  for (const p of state.panels) {
+    if (!p.starts) continue;
+    // first token ending after range.start
+    let lo = 0;
+    let hi = p.starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (p.starts[mid + 1] <= range.start) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let k = lo; k < p.starts.length - 1 && p.starts[k] < range.end; k++) {
+      if (p.spans[k]) p.spans[k].classList.add("hl");
+    }
+  }
+}
+
+function showTooltip(span) {
+  const t = tokenInfo(span);
+  if (!t) return;
+  const id = t.panel.result.ids[t.i];
+  const b = t.panel.result.bytes.subarray(t.start, t.end);
+  tooltip.replaceChildren();
+  const rows = [
+    ["tokenizer", t.panel.name],
+    ["id", String(id)],
+    ["rank", isSpecial(t.panel, id) ? "special token" : String(id)],
+    ["bytes", hex(b)],
+    ["text", JSON.stringify(lenient.decode(b))],
+    ["position", `token ${t.i + 1} · bytes ${t.start}–${t.end}`],
+  ];
+  for (const [k, v] of rows) {
+    const row = document.createElement("div");
+    const kEl = document.createElement("span");
+    kEl.className = "muted";
+    kEl.textContent = k + " ";
+    row.append(kEl, v);
+    tooltip.append(row);
+  }
+  tooltip.hidden = false;
+  const r = span.getBoundingClientRect();
+  tooltip.style.left = `${Math.max(4, Math.min(window.innerWidth - 260, r.left + window.scrollX))}px`;
+  tooltip.style.top = `${r.bottom + window.scrollY + 4}px`;
+  highlight({ start: t.start, end: t.end });
+}
+
+function isSpecial(panel, id) {
+  const sp = panel.info && panel.info.special_tokens;
+  return sp ? Object.values(sp).includes(id) : false;
+}
+
+function hideTooltip() {
+  tooltip.hidden = true;
+  highlight(null);
+}
+
+panelsEl.addEventListener("mouseover", (e) => {
+  const span = e.target.closest(".tok");
+  if (span) showTooltip(span);
+});
+panelsEl.addEventListener("mouseleave", hideTooltip);
+panelsEl.addEventListener("focusin", (e) => {
+  const span = e.target.closest(".tok");
+  if (span) showTooltip(span);
+});
+panelsEl.addEventListener("focusout", hideTooltip);
+panelsEl.addEventListener("click", (e) => {
+  const span = e.target.closest(".tok");
+  if (span) {
+    span.focus();
+    showMergeTree(span);
+  }
+});
+panelsEl.addEventListener("keydown", (e) => {
+  // Arrow keys move between tokens; Enter opens the merge tree.
+  const span = e.target.closest(".tok");
+  if (!span) return;
+  const t = tokenInfo(span);
+  if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+    const next = t.panel.spans[t.i + (e.key === "ArrowRight" ? 1 : -1)];
+    if (next) next.focus();
+    e.preventDefault();
+  } else if (e.key === "Enter") {
+    showMergeTree(span);
+  }
+});
+// Tab into a panel lands on its first token.
+panelsEl.addEventListener("focusin", (e) => {
+  if (e.target.classList.contains("tokens")) {
+    const first = e.target.querySelector(".tok");
+    if (first) first.focus();
+  }
+});
+
+// ----- merge explorer ------------------------------------------------------------------------
+
+async function showMergeTree(span) {
+  const t = tokenInfo(span);
+  if (!t) return;
+  const id = t.panel.result.ids[t.i];
+  const box = $("#merge-box");
+  box.open = true;
+  const treeEl = $("#merge-tree");
+  treeEl.textContent = "…";
+  try {
+    const { tree } = await rpc("merges", { name: t.panel.name, tokenId: id });
+    treeEl.replaceChildren(treeNode(tree));
+    treeEl.dataset.encoding = t.panel.name;
+    treeEl.dataset.root = String(id);
+  } catch (e) {
+    treeEl.textContent = e.message;
+  }
+}
+
+function bytesFromHex(h) {
+  const out = new Uint8Array(h.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(h.substr(i * 2, 2), 16);
+  return out;
+}
+
+function tokenLabel(hexBytes) {
+  const b = bytesFromHex(hexBytes);
+  const s = tryDecode(b);
+  return s === null ? `<${hex(b)}>` : visible(s);
+}
+
+function treeNode(node) {
+  const li = document.createElement("div");
+  li.className = "node";
+  li.dataset.testid = "merge-node";
+  li.dataset.id = node.id;
+  const label = document.createElement("span");
+  label.className = `tok ${colorClass(node.id)}`;
+  label.textContent = tokenLabel(node.bytes);
+  const meta = document.createElement("span");
+  meta.className = "muted";
+  meta.textContent = node.special ? ` special id ${node.id}` : ` id ${node.id} · rank ${node.rank}`;
+  li.append(label, meta);
+  if (node.left && node.right) {
+    const kids = document.createElement("div");
+    kids.className = "kids";
+    kids.append(treeNode(node.left), treeNode(node.right));
+    li.append(kids);
+  }
+  return li;
+}
+
+let mergeQueryGen = 0;
+async function refreshMergeList() {
+  const name = $("#merge-encoding").value;
+  if (!name || !$("#merge-box").open) return;
+  const gen = ++mergeQueryGen;
+  const list = $("#merge-list");
+  list.setAttribute("aria-busy", "true");
+  try {
+    const res = await rpc("merge_list", { name, query: $("#merge-query").value, offset: 0, limit: 200 });
+    if (gen !== mergeQueryGen) return;
+    list.replaceChildren(
+      ...res.rows.map(([rank, a, b, h]) => {
+        const li = document.createElement("li");
+        li.value = rank;
+        li.dataset.testid = "merge-row";
+        li.dataset.rank = rank;
+        li.textContent = `${tokenLabel(h)}  ←  ${a} + ${b}`;
+        return li;
+      }),
+    );
+    list.dataset.total = String(res.total);
+  } catch (e) {
+    list.textContent = e.message;
+  } finally {
+    list.removeAttribute("aria-busy");
+  }
+}
+$("#merge-encoding").addEventListener("change", refreshMergeList);
+$("#merge-query").addEventListener("input", refreshMergeList);
+$("#merge-box").addEventListener("toggle", refreshMergeList);
+
+// ----- decode box ----------------------------------------------------------------------------
+
+async function runDecode() {
+  const name = $("#decode-encoding").value;
+  const out = $("#decode-output");
+  const ids = ($("#decode-ids").value.match(/-?\d+/g) || []).map(Number);
+  try {
+    const res = await rpc("decode", { name, ids });
+    out.textContent = res.text;
+    out.classList.remove("error");
+    const fake = { name, result: null, spans: [] };
+    const starts = new Int32Array(res.ids.length + 1);
+    for (let i = 0; i < res.ids.length; i++) starts[i + 1] = starts[i] + res.lens[i];
+    fake.result = { ids: res.ids, lens: res.lens, bytes: res.bytes, starts };
+    const frag = document.createDocumentFragment();
+    let i = 0;
+    while (i < res.ids.length) i = appendToken(fake, frag, i, res.ids.length);
+    $("#decode-tokens").replaceChildren(frag);
+  } catch (e) {
+    out.textContent = e.message;
+    out.classList.add("error");
+    $("#decode-tokens").replaceChildren();
+  }
+}
+$("#decode-run").addEventListener("click", runDecode);
+$("#decode-ids").addEventListener("keydown", (e) => e.key === "Enter" && runDecode());
+
+// ----- toolbar --------------------------------------------------------------------------------
+
+$("#opt-whitespace").addEventListener("change", (e) => {
+  state.options.whitespace = e.target.checked;
+  rerenderAll();
+});
+$("#opt-ids").addEventListener("change", (e) => {
+  state.options.ids = e.target.checked;
+  document.body.classList.toggle("ids-view", state.options.ids);
+  for (const p of state.panels)
+    for (const s of p.spans) if (s) s.textContent = state.options.ids ? s.dataset.id : s.dataset.text;
+});
+$("#opt-split").addEventListener("change", (e) => {
+  state.options.split = e.target.checked;
+  for (const p of state.panels) {
+    if (state.options.split) renderSplit(p, input.value);
+    else p.chunksEl.hidden = true;
+  }
+});
+$("#opt-diff").addEventListener("change", (e) => {
+  state.options.diff = e.target.checked;
+  document.body.classList.toggle("diff-mode", state.options.diff);
+  updateDiff();
+});
+$("#add-encoding").addEventListener("change", async (e) => {
+  const name = e.target.value;
+  e.target.value = "";
+  if (name) {
+    await addPanel(name).catch((err) => showLoadMessage(err.message, true));
+    writeShareLink();
+  }
+});
+
+// ----- loading tokenizers: files from disk, or from the server (train.js) --------------------
+
+function showLoadMessage(msg, isError) {
+  const el = $("#load-message");
+  el.textContent = msg;
+  el.hidden = false;
+  el.classList.toggle("error", !!isError);
+}
+
+async function loadIntoWorker(payload) {
+  const { info } = await rpc("load", payload);
+  await addPanel(info.name, { info });
+  return info;
+}
+
+async function addTokenizerFromFiles(tiktokenText, jsonText, filename = "uploaded") {
+  return loadIntoWorker({ tiktoken: tiktokenText, json: jsonText, filename });
+}
+
+async function addTokenizerFromServer(name) {
+  const get = async (ext) => {
+    const r = await fetch(`/api/tokenizers/${encodeURIComponent(name)}.${ext}`);
+    if (!r.ok) throw new Error(`tokenizer ${name}: ${ext} file: HTTP ${r.status}`);
+    return r.text();
+  };
+  const [tiktoken, json] = await Promise.all([get("tiktoken"), get("json")]);
+  const info = await loadIntoWorker({ tiktoken, json, filename: `${name}.json`, forceName: name });
+  const panel = panelByName(name);
+  if (panel) schedule(panel);
+  return info;
+}
+
+async function loadFiles(fileList) {
+  const files = [...fileList];
+  const stems = new Map();
+  for (const f of files) {
+    const m = f.name.match(/^(.*?)(\.tiktoken|\.json)$/i);
+    if (!m) {
+      showLoadMessage(`${f.name}: expected a .tiktoken or .json file`, true);
+      return;
+    }
+    const entry = stems.get(m[1]) || {};
+    entry[m[2].toLowerCase() === ".json" ? "json" : "tiktoken"] = f;
+    stems.set(m[1], entry);
+  }
+  const loaded = [];
+  for (const [stem, entry] of stems) {
+    try {
+      const payload = { filename: entry.json ? entry.json.name : entry.tiktoken.name };
+      if (entry.tiktoken) payload.tiktoken = await entry.tiktoken.text();
+      if (entry.json) {
+        const text = await entry.json.text();
+        if (/"model"\s*:/.test(text.slice(0, 4096)) && !entry.tiktoken) payload.hf = text;
+        else payload.json = text;
+      }
+      const info = await loadIntoWorker(payload);
+      loaded.push(`${info.name} (${info.n_vocab} ids)`);
+    } catch (e) {
+      showLoadMessage(`${stem}: ${e.message}`, true);
+      return;
+    }
+  }
+  if (loaded.length) showLoadMessage(`loaded ${loaded.join(", ")}`, false);
+}
+
+$("#load-files").addEventListener("change", (e) => {
+  loadFiles(e.target.files);
+  e.target.value = "";
+});
+document.addEventListener("dragover", (e) => {
+  if (e.dataTransfer && [...e.dataTransfer.types].includes("Files")) {
+    e.preventDefault();
+    document.body.classList.add("dropping");
+  }
+});
+document.addEventListener("dragleave", () => document.body.classList.remove("dropping"));
+document.addEventListener("drop", (e) => {
+  if (!e.dataTransfer || !e.dataTransfer.files.length) return;
+  e.preventDefault();
+  document.body.classList.remove("dropping");
+  loadFiles(e.dataTransfer.files);
+});
+
+// ----- share link: text + reference panels in the URL fragment ------------------------------
+
+function readShareLink() {
+  if (!location.hash || location.hash.length < 2) return null;
+  const params = new URLSearchParams(location.hash.slice(1));
+  return {
+    text: params.get("text"),
+    encodings: (params.get("enc") || "").split(",").filter(Boolean),
+  };
+}
+
+function shareLink() {
+  const params = new URLSearchParams();
+  params.set("enc", state.panels.map((p) => p.name).filter((n) => n in state.manifest.encodings).join(","));
+  params.set("text", input.value);
+  return `${location.origin}${location.pathname}#${params.toString()}`;
+}
+
+function writeShareLink() {
+  if (!state.ready) return;
+  history.replaceState(null, "", shareLink());
+}
+
+let shareTimer = 0;
+function writeShareLinkSoon() {
+  clearTimeout(shareTimer);
+  shareTimer = setTimeout(writeShareLink, input.value.length > 20000 ? 2000 : 300);
+}
+
+$("#share").addEventListener("click", async () => {
+  writeShareLink();
+  const url = shareLink();
+  try {
+    await navigator.clipboard.writeText(url);
+    showLoadMessage("share link copied to the clipboard", false);
+  } catch {
+    showLoadMessage(url, false);
+  }
+});
+
+// ----- the public API of this page (see the contract at the top) ------------------------------
+
+const appApi = {
+  addTokenizerFromServer,
+  addTokenizerFromFiles,
+  removeTokenizer: removePanel,
+  listTokenizers: () => state.panels.map((p) => p.name),
+  getText: () => input.value,
+};
+window.__bpe.app = appApi;
+window.__bpe.rpc = rpc;
+
+boot().catch((e) => showFatal(e.message));
