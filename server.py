@@ -363,8 +363,9 @@ def api_not_found(rest: str) -> Response:
 
 
 def _pattern_names() -> list[str]:
-    named = [p for p in PATTERN_CHOICES if p in patterns.PATTERNS]
-    return named + [p for p in patterns.PATTERNS if p not in named]
+    """Every pattern name the trainer knows, the page's choices first."""
+    known = list(getattr(patterns, "PATTERN_NAMES", patterns.PATTERNS))
+    return [p for p in PATTERN_CHOICES if p in known] + [p for p in known if p not in PATTERN_CHOICES]
 
 
 def health() -> Response:
@@ -374,7 +375,7 @@ def health() -> Response:
         version=tokenizer.__version__,
         trainer=_trainer_available(),
         patterns=_pattern_names(),
-        pattern_choices=[p for p in PATTERN_CHOICES if p in patterns.PATTERNS] + ["custom"],
+        pattern_choices=[p for p in PATTERN_CHOICES if p in _pattern_names()] + ["custom"],
         tie_breaks=list(TIE_BREAKS),
         limits={
             "max_upload_bytes": cfg["MAX_UPLOAD_BYTES"],
@@ -401,6 +402,9 @@ def _trained_entry(name: str) -> dict[str, Any] | None:
     """Metadata of a trained tokenizer from its .json (cached by mtime), or None."""
     data = _data_dir()
     json_path, tt_path = data / f"{name}.json", data / f"{name}.tiktoken"
+    # Only regular files we wrote: a symlink in the data folder could point anywhere.
+    if json_path.is_symlink() or tt_path.is_symlink():
+        return None
     try:
         st = json_path.stat()
         tt_size = tt_path.stat().st_size
@@ -564,24 +568,29 @@ def _resolve_pattern_field() -> tuple[str, str]:
             raise ApiError(400, "regex is too long (at most 10000 characters)")
         _check_regex(regex_src)
         return regex_src, "custom"
-    if pattern not in patterns.PATTERNS:
+    if pattern not in _pattern_names():
         choices = ", ".join([*_pattern_names(), "custom"])
         raise ApiError(400, f"unknown pattern {pattern[:60]!r}; choose one of: {choices}")
     return pattern, pattern
 
 
 def _check_regex(source: str) -> None:
+    """The regex must compile in `regex` (training) and in the stdlib-`re` translation the
+    page uses under Pyodide; otherwise the tokenizer would train here but fail in the browser."""
     try:
-        import regex as regex_module
+        patterns.compile_pattern(source, engine="regex")
+    except (ValueError, TypeError, OverflowError, RecursionError) as e:
+        raise ApiError(400, f"invalid regex: {_strip_prefix(e)}") from None
+    try:
+        patterns.compile_pattern(source, engine="re")
+    except (ValueError, TypeError, OverflowError, RecursionError) as e:
+        raise ApiError(
+            400, f"regex not usable in the browser (the page splits with Python's re): {_strip_prefix(e)}"
+        ) from None
 
-        compiled = regex_module.compile(source)
-    except Exception as e:  # regex.error, re.error, ValueError, OverflowError, RecursionError
-        raise ApiError(400, f"invalid regex: {e}") from None
-    try:
-        patterns.compile_pattern(source)
-    except Exception as e:
-        raise ApiError(400, f"invalid regex: {e}") from None
-    del compiled
+
+def _strip_prefix(e: Exception) -> str:
+    return re.sub(r"^invalid split pattern .*?: ", "", str(e), count=1, flags=re.S)
 
 
 def _check_name(name: str) -> str:
@@ -602,13 +611,17 @@ def _display_filename(filename: str | None, index: int) -> str:
     return base or f"file {index + 1}"
 
 
-def _check_utf8(path: Path, label: str) -> int:
-    """Raise a 400 naming the file and byte offset of the first non-UTF-8 byte; return the size."""
+def _check_utf8(path: Path, label: str, block_size: int = 1 << 20) -> int:
+    """Raise a 400 naming the file and byte offset of the first non-UTF-8 byte; return the size.
+
+    Reads in blocks (a 200 MB upload is never in memory at once); a character split across
+    two blocks is carried over, so the offset is the one `bytes.decode` would report.
+    """
     pending = b""
     pos = 0  # bytes of the file consumed before `pending`
     with open(path, "rb") as f:
         while True:
-            block = f.read(1 << 20)
+            block = f.read(block_size)
             final = not block
             data = pending + block
             try:
