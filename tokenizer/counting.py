@@ -1,0 +1,497 @@
+"""Counting phase: split a corpus into regex chunks and count them.
+
+The merge phase only needs each distinct chunk with its count, in order of first
+occurrence (the `first` tie-break rule depends on that order). Files are streamed in
+blocks, so memory grows with the number of distinct chunks, not with the corpus; big
+inputs are cut into byte ranges counted by worker processes and merged in range order.
+
+Each document (a file, or one string of an iterable) is split on its own: chunks never
+span two documents. Pattern "none" makes every document a single chunk.
+
+Streaming is exact: a window of text is split, and only chunks followed by at least
+HOLD_BACK more chunks are kept; the rest is split again with the next block appended.
+A split pattern decides a chunk by looking at most a couple of chunks ahead (true of
+gpt2, gpt4, o200k: their lookaheads and `$` see one character past a run), so those
+kept chunks are what splitting the whole document gives. Worker ranges start at a
+newline that lies between two ASCII non-space characters, and the worker before
+checks that its own chunking has a boundary exactly there; if not, that file is
+recounted serially.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .patterns import compile_pattern, resolve_pattern
+
+Progress = Callable[[str, int, int, float, "float | None"], None]
+
+BLOCK_SIZE = 1 << 22  # bytes read per block
+HOLD_BACK = 3  # chunks at a window's end that may still change when more text follows
+PARALLEL_MIN_BYTES = 1 << 23  # below this, worker start-up costs more than it saves
+RANGE_MIN_BYTES = 1 << 20  # worker ranges are at least this big
+COUNTS_FORMAT = "bpe-playground-counts"
+COUNTS_VERSION = 1
+NO_SPLIT = "none"
+
+
+def pattern_key(pattern: str) -> str:
+    """What count tables record about their pattern: the regex, or "none"."""
+    return NO_SPLIT if pattern == NO_SPLIT else resolve_pattern(pattern)
+
+
+def _splitter(pattern: str):
+    try:
+        regex = compile_pattern(pattern)
+    except Exception as e:  # regex.error / re.error are not ValueErrors
+        if isinstance(e, ValueError) and "pattern" in str(e):
+            raise
+        raise ValueError(f"invalid split pattern {pattern!r}: {e}") from None
+    if getattr(regex, "groups", 0):
+        raise ValueError(f"split pattern {pattern!r} has capturing groups; use non-capturing (?:...) groups")
+    return regex
+
+
+# ----- corpus forms ------------------------------------------------------------------------
+
+
+def corpus_documents(corpus: Any) -> tuple[list[Path], Iterable[str] | None]:
+    """Classify a corpus: (files, None) or ([], strings).
+
+    A `str` is text, never a path: pass `pathlib.Path` (or a list of them) for files.
+    """
+    if isinstance(corpus, str):
+        return [], [corpus]
+    if isinstance(corpus, os.PathLike):
+        return [_existing_file(corpus)], None
+    if isinstance(corpus, (bytes, bytearray)):
+        raise ValueError("corpus is bytes; decode it to str, or pass a pathlib.Path to a file")
+    if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, os.PathLike) for c in corpus):
+        return [_existing_file(c) for c in corpus], None
+    if isinstance(corpus, Iterable):
+        return [], corpus
+    raise ValueError(
+        f"corpus must be a str, a pathlib.Path, a list of paths or an iterable of str, not {type(corpus).__name__}"
+    )
+
+
+def _existing_file(path: os.PathLike) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"corpus file not found: {path}")
+    return path
+
+
+# ----- splitting text ----------------------------------------------------------------------
+
+
+def _check_text(text: Any, where: str) -> str:
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: expected str, got {type(text).__name__}")
+    return text
+
+
+def _count_text(text: str, regex, counts: Counter) -> int:
+    """Count the chunks of one whole document; returns the number of chunks."""
+    if regex is None:
+        if text:
+            counts[text] += 1
+            return 1
+        return 0
+    chunks = regex.findall(text)
+    counts.update(chunks)
+    return len(chunks)
+
+
+def _split_window(regex, window: str, final: bool) -> tuple[list[str], int]:
+    """Chunks of `window` that more text cannot change, and where the unsettled rest begins."""
+    chunks = regex.findall(window)
+    if final:
+        return chunks, len(window)
+    if len(chunks) <= HOLD_BACK:
+        return [], 0
+    if sum(map(len, chunks)) == len(window):  # chunks tile the window
+        rest = len(window) - sum(map(len, chunks[-HOLD_BACK:]))
+        del chunks[-HOLD_BACK:]
+        return chunks, rest
+    spans = [m.span() for m in regex.finditer(window)]  # the pattern skips some text
+    kept = spans[:-HOLD_BACK]
+    return [window[a:b] for a, b in kept], kept[-1][1]
+
+
+def _utf8_cut(data: bytes) -> int:
+    """Largest prefix length of `data` that does not end inside a UTF-8 sequence."""
+    j = len(data) - 1
+    while j >= 0 and len(data) - j <= 3 and data[j] & 0xC0 == 0x80:
+        j -= 1
+    if j >= 0 and data[j] >= 0xC0:
+        need = 2 if data[j] < 0xE0 else 3 if data[j] < 0xF0 else 4
+        if j + need > len(data):
+            return j
+    return len(data)
+
+
+def _decoded_blocks(path: Path, start: int, end: int, block_size: int) -> Iterator[tuple[str, int]]:
+    """Decode bytes [start, end) of a file block by block: yields (text, bytes consumed)."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        pos, pending = start, b""
+        while pos < end:
+            want = min(block_size, end - pos - len(pending))
+            data = f.read(want) if want > 0 else b""
+            at_end = len(data) < want or pos + len(pending) + len(data) >= end
+            data = pending + data
+            cut = len(data) if at_end else _utf8_cut(data)
+            try:
+                text = data[:cut].decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}: not valid UTF-8 at byte offset {pos + e.start}") from None
+            pending = data[cut:]
+            pos += cut
+            yield text, cut
+            if at_end:
+                return
+
+
+class CutMismatch(Exception):
+    """A worker range did not start at a chunk boundary (pattern looks too far ahead)."""
+
+
+def _count_range(
+    path: Path,
+    start: int,
+    end: int,
+    pattern: str,
+    block_size: int = BLOCK_SIZE,
+    report: Callable[[int], None] | None = None,
+) -> tuple[Counter, int]:
+    """Count chunks of bytes [start, end) of a file whose chunking restarts at `start`.
+
+    When `end` is not the end of the file, the chunking must have a boundary at `end`;
+    text after it is read only to settle the last chunks.
+    """
+    regex = _splitter(pattern)
+    size = path.stat().st_size
+    counts: Counter = Counter()
+    n_chunks = 0
+    window = ""
+    for text, consumed in _decoded_blocks(path, start, end, block_size):
+        window += text
+        if report is not None:
+            report(consumed)
+        chunks, rest = _split_window(regex, window, final=False)
+        counts.update(chunks)
+        n_chunks += len(chunks)
+        window = window[rest:]
+    if end >= size:
+        chunks = regex.findall(window)
+        counts.update(chunks)
+        return counts, n_chunks + len(chunks)
+    # Settle the tail: read past `end` until the chunks up to `end` are decided.
+    boundary, extra = len(window), 1 << 16
+    while True:
+        stop = min(size, end + extra)
+        text = window + "".join(t for t, _ in _decoded_blocks(path, end, stop, block_size))
+        spans = [m.span() for m in regex.finditer(text)]
+        if stop < size:
+            del spans[-HOLD_BACK:]
+        if stop >= size or (spans and spans[-1][1] >= boundary):
+            break
+        extra *= 4
+    for a, b in spans:
+        if a >= boundary:
+            break
+        if b > boundary:
+            raise CutMismatch(f"{path}: a chunk spans byte {end}")
+        counts[text[a:b]] += 1
+        n_chunks += 1
+    return counts, n_chunks
+
+
+def _range_cuts(path: Path, parts: int) -> list[int]:
+    """Byte offsets that split a file into about `parts` ranges at newline cut points."""
+    size = path.stat().st_size
+    cuts = [0]
+    with open(path, "rb") as f:
+        for k in range(1, parts):
+            target = max(size * k // parts, cuts[-1] + 1)
+            f.seek(max(target - 1, 0))
+            probe = f.read(1 << 20)
+            at = _find_cut(probe)
+            if at < 0:
+                continue
+            cut = max(target - 1, 0) + at
+            if cuts[-1] < cut < size:
+                cuts.append(cut)
+    cuts.append(size)
+    return cuts
+
+
+def _find_cut(data: bytes) -> int:
+    """Index just after a newline preceded by a visible ASCII character and followed by a letter."""
+    i = data.find(b"\n", 1)
+    while 0 < i < len(data) - 1:
+        before, after = data[i - 1], data[i + 1]
+        if 0x21 <= before <= 0x7E and (0x41 <= after <= 0x5A or 0x61 <= after <= 0x7A):
+            return i + 1
+        i = data.find(b"\n", i + 1)
+    return -1
+
+
+def _worker_count(args: tuple[str, int, int, str]) -> tuple[Counter, int, int] | None:
+    path, start, end, pattern = args
+    try:
+        counts, n = _count_range(Path(path), start, end, pattern)
+    except CutMismatch:
+        return None
+    return counts, n, end - start
+
+
+# ----- the counting phase --------------------------------------------------------------------
+
+
+def default_workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def count_chunks(
+    corpus: Any,
+    pattern: str = "gpt4",
+    *,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    min_chunk_count: int = 1,
+) -> tuple[dict[str, int], dict[str, Any]]:
+    """Count the chunks of a corpus: (chunk -> count in first-occurrence order, statistics).
+
+    `corpus`: a str (the text), a pathlib.Path or list of paths (files, streamed), or an
+    iterable of str (each one a document). `workers`: processes for files (default: all
+    cores for inputs over 8 MB; 1 = serial). `min_chunk_count` drops rarer chunks.
+    """
+    if not isinstance(min_chunk_count, int) or min_chunk_count < 1:
+        raise ValueError(f"min_chunk_count must be an integer >= 1, got {min_chunk_count!r}")
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    regex = None if pattern == NO_SPLIT else _splitter(pattern)
+    t0 = time.perf_counter()
+    files, texts = corpus_documents(corpus)
+    counts: Counter = Counter()
+    stats = {"documents": 0, "bytes": 0, "chunks": 0}
+    if texts is not None:
+        tick = _Ticker("count", None, progress)
+        for i, text in enumerate(texts):
+            text = _check_text(text, f"corpus document {i}")
+            stats["documents"] += 1
+            stats["chunks"] += _count_text(text, regex, counts)
+            stats["bytes"] += len(text.encode("utf-8", "surrogatepass"))
+            tick.add(1)
+        tick.done()
+    else:
+        _count_files(files, pattern, regex, counts, stats, workers, progress)
+    counts.pop("", None)  # a pattern that matches the empty string adds nothing to train on
+    if min_chunk_count > 1:
+        before = len(counts)
+        counts = Counter({k: v for k, v in counts.items() if v >= min_chunk_count})
+        stats["pruned_chunks"] = before - len(counts)
+    stats["unique_chunks"] = len(counts)
+    stats["pattern"] = pattern_key(pattern)
+    stats["min_chunk_count"] = min_chunk_count
+    stats["seconds"] = round(time.perf_counter() - t0, 3)
+    return dict(counts), stats
+
+
+def _count_files(files, pattern, regex, counts, stats, workers, progress) -> None:
+    total = sum(p.stat().st_size for p in files)
+    stats["documents"] = len(files)
+    stats["bytes"] = total
+    tick = _Ticker("count", total, progress)
+    if regex is None:  # one chunk per file: it has to be read whole
+        for path in files:
+            text = "".join(t for t, _ in _decoded_blocks(path, 0, path.stat().st_size, BLOCK_SIZE))
+            stats["chunks"] += _count_text(text, None, counts)
+            tick.add(path.stat().st_size)
+        tick.done()
+        return
+    if workers is None:
+        workers = default_workers() if total >= PARALLEL_MIN_BYTES else 1
+    stats["workers"] = workers
+    if workers > 1:
+        try:
+            _count_files_parallel(files, pattern, counts, stats, workers, tick)
+            tick.done()
+            return
+        except (ImportError, NotImplementedError, OSError):
+            counts.clear()  # no processes here (Pyodide): count serially
+            stats["chunks"] = 0
+            stats["workers"] = 1
+            tick.reset()
+    for path in files:
+        part, n = _count_range(path, 0, path.stat().st_size, pattern, report=tick.add)
+        counts.update(part)
+        stats["chunks"] += n
+    tick.done()
+
+
+def _count_files_parallel(files, pattern, counts, stats, workers, tick) -> None:
+    from concurrent.futures import ProcessPoolExecutor
+
+    total = max(stats["bytes"], 1)
+    jobs = []
+    for path in files:
+        size = path.stat().st_size
+        parts = max(1, min(round(size * workers * 4 / total), size // RANGE_MIN_BYTES))
+        cuts = _range_cuts(path, parts) if size else [0, 0]
+        jobs.extend((str(path), a, b, pattern) for a, b in zip(cuts, cuts[1:]))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        results = pool.map(_worker_count, jobs)  # in range order: keeps first occurrences
+        failed: set[str] = set()
+        for job, result in zip(jobs, results):
+            if job[0] in failed:
+                continue
+            if result is None:
+                failed.add(job[0])
+                continue
+            part, n, nbytes = result
+            counts.update(part)
+            stats["chunks"] += n
+            tick.add(nbytes)
+    if failed:  # a cut was not a chunk boundary: recount those files serially, in place
+        stats["serial_fallback"] = sorted(failed)
+        redo = Counter()
+        stats["chunks"] = 0
+        for path in files:
+            part, n = _count_range(path, 0, path.stat().st_size, pattern)
+            redo.update(part)
+            stats["chunks"] += n
+        counts.clear()
+        counts.update(redo)
+
+
+class _Ticker:
+    """Calls progress(phase, done, total, rate, eta) at most ~10 times a second."""
+
+    def __init__(self, phase: str, total: int | None, progress: Progress | None) -> None:
+        self.phase, self.total, self.progress = phase, total, progress
+        self.reset()
+
+    def reset(self) -> None:
+        self.done_units = 0
+        self.start = self.last = time.perf_counter()
+
+    def add(self, n: int) -> None:
+        self.done_units += n
+        if self.progress is not None:
+            now = time.perf_counter()
+            if now - self.last >= 0.1:
+                self.last = now
+                self._emit(now)
+
+    def done(self) -> None:
+        if self.progress is not None:
+            if self.total is None:
+                self.total = self.done_units
+            self._emit(time.perf_counter())
+
+    def _emit(self, now: float) -> None:
+        elapsed = max(now - self.start, 1e-9)
+        rate = self.done_units / elapsed
+        total = self.total if self.total is not None else self.done_units
+        eta = (total - self.done_units) / rate if self.total is not None and rate > 0 else None
+        self.progress(self.phase, self.done_units, total, rate, eta)
+
+
+# ----- count tables on disk ------------------------------------------------------------------
+
+
+def save_counts(path: str | os.PathLike, counts: dict[str, int], meta: dict[str, Any]) -> None:
+    """Write a count table: gzip'd JSON lines, a header object then one [chunk, count] per line."""
+    from .formats import atomic_write_bytes
+
+    if "pattern" not in meta:
+        raise ValueError("count table metadata must name its 'pattern'")
+    header = {"format": COUNTS_FORMAT, "version": COUNTS_VERSION, **meta}
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=6, mtime=0) as gz:
+        lines = [json.dumps(header, ensure_ascii=False)]
+        lines.extend(json.dumps([chunk, n], ensure_ascii=False) for chunk, n in counts.items())
+        gz.write(("\n".join(lines) + "\n").encode("utf-8", "surrogatepass"))
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]]:
+    """Read a count table written by save_counts: (chunk -> count, metadata)."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8", errors="surrogatepass") as f:
+            header = json.loads(f.readline())
+            if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
+                raise ValueError(f"{path}: not a count table (no {COUNTS_FORMAT!r} header)")
+            if header.get("version") != COUNTS_VERSION:
+                raise ValueError(f"{path}: count table version {header.get('version')!r} is not supported")
+            counts: dict[str, int] = {}
+            for lineno, line in enumerate(f, start=2):
+                item = json.loads(line)
+                if (
+                    not isinstance(item, list)
+                    or len(item) != 2
+                    or not isinstance(item[0], str)
+                    or not isinstance(item[1], int)
+                    or item[1] < 1
+                ):
+                    raise ValueError(f"{path}: line {lineno} is not a [chunk, count] pair")
+                counts[item[0]] = counts.get(item[0], 0) + item[1]
+    except (gzip.BadGzipFile, EOFError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: corrupt count table ({e})") from None
+    meta = {k: v for k, v in header.items() if k not in ("format", "version")}
+    return counts, meta
+
+
+# ----- command line --------------------------------------------------------------------------
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    from .train import cli_progress
+
+    pattern = args.pattern or "gpt4"
+    files = [_existing_file(Path(p)) for p in args.files]
+    with cli_progress(args.quiet) as progress:
+        counts, stats = count_chunks(
+            files, pattern, workers=args.workers, progress=progress, min_chunk_count=args.min_chunk_count
+        )
+    stats["pattern_name"] = pattern if pattern in ("none", *_pattern_names()) else None
+    save_counts(args.output, counts, stats)
+    print(
+        f"{stats['bytes']:,} bytes, {stats['chunks']:,} chunks, {stats['unique_chunks']:,} unique "
+        f"-> {args.output} ({stats['seconds']:.1f} s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _pattern_names() -> tuple[str, ...]:
+    from .patterns import PATTERNS
+
+    return tuple(PATTERNS)
+
+
+def add_subcommands(subparsers) -> None:
+    p = subparsers.add_parser("count", help="count the regex chunks of files into a count table")
+    p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files")
+    p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
+    p.add_argument("--workers", "-j", type=int, help="processes (default: all cores for big inputs)")
+    p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("-o", "--output", required=True, help="count table to write (gzip'd JSON lines)")
+    p.set_defaults(func=cmd_count)

@@ -1,0 +1,548 @@
+"""Heap trainer: byte-level BPE merges, exact against minbpe (`first`) and rustbpe (`lexical`).
+
+Words are the distinct chunks, each held as a str with one character per token id
+(chr(id)): merging a pair inside a word is then `str.replace`, which is exactly BPE's
+left-to-right, non-overlapping rule, run in C. A pair is a 2-character str.
+
+Per merge only the neighbours of each replaced occurrence change, so pair counts are
+updated in place. Counts of existing pairs only fall and every pair containing the new
+token is brand new, which makes a lazy max-heap exact: each pair has one entry whose
+key is never worse than the truth; a popped entry is checked and pushed back if stale.
+
+`first` ties (minbpe: first occurrence in the current text) use the key
+(-count, word index, byte offset): a pair's earliest live occurrence only moves right,
+so stored keys stay lower bounds and the check on pop recomputes it. `lexical` ties
+use (-count, pair): smallest (left id, right id), as rustbpe.
+
+The words containing a pair are found from a candidate list: for a pair of two bytes,
+the words that held it at the start; otherwise the words where its newer token was
+made (all of the pair's occurrences appeared then). Both lists are ascending.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush, heapreplace
+from pathlib import Path
+from typing import Any
+
+from .core import Tokenizer
+from .counting import Progress, count_chunks, load_counts, pattern_key
+
+TIE_BREAKS = ("first", "lexical")
+MAX_VOCAB = 0x110000  # one character per token id
+TOP_PAIRS = 10  # pairs listed per trace step
+TIED_SHOWN = 5  # tied losers listed per trace step
+
+Trace = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class MergeResult:
+    merges: list[tuple[int, int]]
+    counts: list[int]  # count of each merged pair when it was merged
+    ties: int  # merges where another pair had the same count
+    stop_reason: str | None  # None when all requested merges were made
+    duplicates: dict[int, int] = field(default_factory=dict)  # later id -> first id, same bytes
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def learn_merges(
+    chunk_counts: Mapping[str, int] | Iterable[tuple[str, int]],
+    num_merges: int,
+    *,
+    tie_break: str = "first",
+    min_frequency: int = 2,
+    progress: Progress | None = None,
+    trace: Trace | None = None,
+) -> MergeResult:
+    """Learn up to `num_merges` merges from distinct chunks with counts, in first-occurrence order."""
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
+    items = chunk_counts.items() if isinstance(chunk_counts, Mapping) else chunk_counts
+    t0 = time.perf_counter()
+    words: list[str] = []
+    wcounts: list[int] = []
+    for chunk, n in items:
+        try:
+            data = chunk.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ValueError(f"chunk {chunk[:40]!r} is not encodable as UTF-8: {e.reason}") from None
+        if len(data) > 1:  # single bytes hold no pair
+            words.append(data.decode("latin-1"))
+            wcounts.append(n)
+    trainer = _HeapTrainer(words, wcounts, tie_break == "first", min_frequency)
+    t1 = time.perf_counter()
+    result = trainer.run(num_merges, progress, trace)
+    t2 = time.perf_counter()
+    result.seconds = {"index": round(t1 - t0, 3), "merge": round(t2 - t1, 3)}
+    return result
+
+
+class _HeapTrainer:
+    def __init__(self, words: list[str], wcounts: list[int], first: bool, min_frequency: int) -> None:
+        self.words, self.wcounts = words, wcounts
+        self.first, self.min_frequency = first, min_frequency
+        self.token_len = [1] * 256  # bytes per token id
+        self.made: list[list[int]] = []  # id 256+i -> words where it was made (ascending)
+        pc: dict[str, int] = {}
+        where: dict[str, list[int]] = {}
+        for w, s in enumerate(words):
+            c = wcounts[w]
+            for i in range(len(s) - 1):
+                p = s[i : i + 2]
+                v = pc.get(p)
+                if v is None:
+                    pc[p] = c
+                    where[p] = [w]
+                else:
+                    pc[p] = v + c
+                    lst = where[p]
+                    if lst[-1] != w:
+                        lst.append(w)
+        self.pc = {p: c for p, c in pc.items() if c >= min_frequency}
+        self.where = {p: where[p] for p in self.pc}
+        if first:
+            self.heap = [(-c, self.where[p][0], 0, p) for p, c in self.pc.items()]
+        else:
+            self.heap = [(-c, p, self.where[p][0]) for p, c in self.pc.items()]
+        heapify(self.heap)
+
+    def candidates(self, p: str) -> list[int]:
+        newer = max(ord(p[0]), ord(p[1]))
+        return self.where[p] if newer < 256 else self.made[newer - 256]
+
+    def earliest(self, p: str, w_low: int) -> tuple[int, int]:
+        """(word, byte offset) of the first live occurrence of p, searching from word w_low."""
+        words, cands = self.words, self.candidates(p)
+        for j in range(bisect_left(cands, w_low), len(cands)):
+            w = cands[j]
+            q = words[w].find(p)
+            if q >= 0:
+                return w, sum(map(self.token_len.__getitem__, map(ord, words[w][:q])))
+        raise AssertionError(f"pair {p!r} has a count but no occurrence")
+
+    def pop_best(self) -> tuple | None:
+        """Pop the heap entry of the best pair with its exact key, or None when none is left."""
+        heap, pc, first, min_frequency = self.heap, self.pc, self.first, self.min_frequency
+        while heap:
+            top = heap[0]
+            p = top[3] if first else top[1]
+            c = pc.get(p, 0)
+            if c < min_frequency:  # counts never rise: this pair is out for good
+                heappop(heap)
+                pc.pop(p, None)
+                continue
+            if c != -top[0]:
+                heapreplace(heap, (-c, *top[1:]))
+                continue
+            if first:
+                w, off = self.earliest(p, top[1])
+                if (w, off) != (top[1], top[2]):
+                    heapreplace(heap, (-c, w, off, p))
+                    continue
+            return heappop(heap)
+        return None
+
+    def best_count(self) -> int:
+        """Exact count of the best pair still in the heap (0 if none), refreshing stale tops."""
+        heap, pc, first = self.heap, self.pc, self.first
+        while heap:
+            top = heap[0]
+            p = top[3] if first else top[1]
+            c = pc.get(p, 0)
+            if c < self.min_frequency:
+                heappop(heap)
+                pc.pop(p, None)
+            elif c != -top[0]:
+                heapreplace(heap, (-c, *top[1:]))
+            else:
+                return c
+        return 0
+
+    def run(self, num_merges: int, progress: Progress | None, trace: Trace | None) -> MergeResult:
+        first = self.first
+        merges: list[tuple[int, int]] = []
+        counts: list[int] = []
+        vocab: list[bytes] = [bytes([b]) for b in range(256)]
+        first_id: dict[bytes, int] = {b: i for i, b in enumerate(vocab)}
+        duplicates: dict[int, int] = {}
+        ties = 0
+        stop_reason = None
+        start = last_report = time.perf_counter()
+        for step in range(num_merges):
+            entry = self.pop_best()
+            if entry is None:
+                stop_reason = (
+                    f"no pair occurs {self.min_frequency} or more times"
+                    if self.min_frequency > 1
+                    else "no pairs left: every chunk is a single token"
+                )
+                break
+            c = -entry[0]
+            p = entry[3] if first else entry[1]
+            w_low = entry[1] if first else entry[2]
+            tied = self.best_count() == c
+            ties += tied
+            new_id = 256 + step
+            left, right = ord(p[0]), ord(p[1])
+            if trace is not None:
+                trace(self.trace_step(step, p, new_id, c, tied))
+            self.merge(p, chr(new_id), w_low)
+            merges.append((left, right))
+            counts.append(c)
+            token = vocab[left] + vocab[right]
+            vocab.append(token)
+            self.token_len.append(len(token))
+            if token in first_id:
+                duplicates[new_id] = first_id[token]
+            else:
+                first_id[token] = new_id
+            if progress is not None:
+                now = time.perf_counter()
+                if now - last_report >= 0.1:
+                    last_report = now
+                    _report(progress, "merge", step + 1, num_merges, start, now)
+        if progress is not None:
+            _report(progress, "merge", len(merges), num_merges, start, time.perf_counter())
+        return MergeResult(merges, counts, ties, stop_reason, duplicates)
+
+    def merge(self, p: str, x: str, w_low: int) -> None:
+        """Replace p by x in every word holding it; update counts of the neighbouring pairs."""
+        words, wcounts, pc = self.words, self.wcounts, self.pc
+        get = pc.get
+        fresh: dict[str, int] = {}
+        fget = fresh.get
+        changed: list[int] = []
+        cands = self.candidates(p)
+        for j in range(bisect_left(cands, w_low), len(cands)):
+            w = cands[j]
+            s = words[w]
+            t = s.replace(p, x)
+            if t is s:
+                continue
+            words[w] = t
+            changed.append(w)
+            c = wcounts[w]
+            n = len(s)
+            if n - len(t) == 1:  # one occurrence: the common case
+                i = s.find(p)
+                if i:
+                    k = s[i - 1 : i + 1]
+                    v = get(k)
+                    if v is not None:
+                        pc[k] = v - c
+                    k = t[i - 1 : i + 1]
+                    fresh[k] = fget(k, 0) + c
+                if i + 2 < n:
+                    k = s[i + 1 : i + 3]
+                    v = get(k)
+                    if v is not None:
+                        pc[k] = v - c
+                    k = t[i : i + 2]
+                    fresh[k] = fget(k, 0) + c
+                continue
+            # Several occurrences. Lost: the pairs overlapping an occurrence (the one
+            # between two adjacent occurrences only once). Gained: the pairs holding x.
+            i = s.find(p)
+            prev_end = -1
+            while i >= 0:
+                if i and i != prev_end:
+                    k = s[i - 1 : i + 1]
+                    v = get(k)
+                    if v is not None:
+                        pc[k] = v - c
+                if i + 2 < n:
+                    k = s[i + 1 : i + 3]
+                    v = get(k)
+                    if v is not None:
+                        pc[k] = v - c
+                prev_end = i + 2
+                i = s.find(p, prev_end)
+            m = len(t)
+            q = t.find(x)
+            while q >= 0:
+                if q and t[q - 1] != x:
+                    k = t[q - 1 : q + 1]
+                    fresh[k] = fget(k, 0) + c
+                if q + 1 < m:
+                    k = t[q : q + 2]
+                    fresh[k] = fget(k, 0) + c
+                q = t.find(x, q + 1)
+        pc.pop(p, None)
+        if max(ord(p[0]), ord(p[1])) < 256:
+            del self.where[p]
+        self.made.append(changed)
+        min_frequency, heap = self.min_frequency, self.heap
+        if changed:
+            w0 = changed[0]
+            for k, v in fresh.items():
+                if v >= min_frequency:
+                    pc[k] = v
+                    heappush(heap, (-v, w0, 0, k) if self.first else (-v, k, w0))
+
+    def trace_step(self, step: int, p: str, new_id: int, count: int, tied: bool) -> dict[str, Any]:
+        """What a step-through view shows; recounts everything (only done when tracing)."""
+        stats: dict[str, int] = {}
+        for s, c in zip(self.words, self.wcounts):
+            for i in range(len(s) - 1):
+                k = s[i : i + 2]
+                stats[k] = stats.get(k, 0) + c
+        if self.first:  # dict order is first occurrence in the current text, as minbpe's
+            order = {k: i for i, k in enumerate(stats)}
+            ranked = sorted(stats, key=lambda k: (-stats[k], order[k]))
+        else:
+            ranked = sorted(stats, key=lambda k: (-stats[k], k))
+        if ranked[0] != p or stats[p] != count:
+            raise AssertionError(f"trace recount disagrees at step {step}: {ranked[0]!r} vs {p!r}")
+        as_ids = lambda k: (ord(k[0]), ord(k[1]))  # noqa: E731
+        tied_with = [as_ids(k) for k in ranked[1 : 1 + TIED_SHOWN] if stats[k] == count]
+        return {
+            "step": step,
+            "pair": as_ids(p),
+            "new_id": new_id,
+            "count": count,
+            "tied_with": tied_with,
+            "rule": ("first" if self.first else "lexical") if tied else "count",
+            "top_pairs": [(as_ids(k), stats[k]) for k in ranked[:TOP_PAIRS]],
+        }
+
+
+def _report(progress: Progress, phase: str, done: int, total: int, start: float, now: float) -> None:
+    rate = done / max(now - start, 1e-9)
+    progress(phase, done, total, rate, (total - done) / rate if rate > 0 else None)
+
+
+# ----- the public entry point ----------------------------------------------------------------
+
+
+def _check_parameters(vocab_size, tie_break, min_frequency, special_tokens) -> list[str]:
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
+        raise ValueError(f"vocab_size must be an integer, got {vocab_size!r}")
+    if not 257 <= vocab_size <= MAX_VOCAB:
+        raise ValueError(
+            f"vocab_size must be between 257 (256 bytes + 1 merge) and {MAX_VOCAB}, got {vocab_size}"
+        )
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
+    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or min_frequency < 1:
+        raise ValueError(f"min_frequency must be an integer >= 1, got {min_frequency!r}")
+    if special_tokens is None:
+        return []
+    if isinstance(special_tokens, (str, bytes)) or not isinstance(special_tokens, Iterable):
+        raise ValueError("special_tokens must be a list of strings")
+    special = list(special_tokens)
+    for token in special:
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"special tokens must be non-empty strings, got {token!r}")
+    dupes = sorted({t for t in special if special.count(t) > 1})
+    if dupes:
+        raise ValueError(f"special tokens must be unique; repeated: {', '.join(map(repr, dupes))}")
+    return special
+
+
+def train(
+    corpus: Any,
+    vocab_size: int,
+    *,
+    pattern: str = "gpt4",
+    special_tokens: list[str] | None = None,
+    tie_break: str = "first",
+    min_frequency: int = 2,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    min_chunk_count: int = 1,
+    counts: Any = None,
+    trace: Trace | None = None,
+    name: str = "custom",
+) -> Tokenizer:
+    """Train a byte-level BPE tokenizer: ids 0..255 are bytes, merges get 256.., specials follow.
+
+    corpus: a str is the text itself; a pathlib.Path or a list of paths names files
+    (streamed, never read whole); any other iterable yields str documents. Chunks never
+    span documents. counts: instead of a corpus, a count table (path of a file written by
+    `save_counts` / `python -m tokenizer count`, or the (counts, meta) pair that
+    `count_chunks` returns); its pattern must be `pattern`.
+    tie_break: "first" (minbpe's merges) or "lexical" (rustbpe's). Training stops early,
+    and says so in metadata, when the best pair occurs fewer than min_frequency times.
+    progress(phase, done, total, rate, eta) is called for phases "count" and "merge";
+    trace(step_info) once per merge (see _HeapTrainer.trace_step).
+    """
+    special = _check_parameters(vocab_size, tie_break, min_frequency, special_tokens)
+    t0 = time.perf_counter()
+    if counts is not None:
+        if corpus is not None:
+            raise ValueError("give either a corpus or counts, not both")
+        chunk_counts, count_stats = _given_counts(counts, pattern, min_chunk_count)
+    else:
+        chunk_counts, count_stats = count_chunks(
+            corpus, pattern, workers=workers, progress=progress, min_chunk_count=min_chunk_count
+        )
+    t1 = time.perf_counter()
+    result = learn_merges(
+        chunk_counts,
+        vocab_size - 256,
+        tie_break=tie_break,
+        min_frequency=min_frequency,
+        progress=progress,
+        trace=trace,
+    )
+    del chunk_counts
+    seconds = {"count": round(t1 - t0, 3), **result.seconds}
+    metadata = {
+        "trainer": "heap",
+        "stopped_early": result.stop_reason is not None,
+        "stop_reason": result.stop_reason,
+        "training": {
+            "vocab_size": vocab_size,
+            "pattern": pattern,
+            "tie_break": tie_break,
+            "min_frequency": min_frequency,
+            "min_chunk_count": min_chunk_count,
+            "special_tokens": special,
+            "workers": count_stats.get("workers", workers),
+        },
+        "statistics": {
+            "documents": count_stats.get("documents"),
+            "bytes": count_stats.get("bytes"),
+            "chunks": count_stats.get("chunks"),
+            "unique_chunks": count_stats.get("unique_chunks"),
+            "merges": len(result.merges),
+            "ties": result.ties,
+            "last_merge_count": result.counts[-1] if result.counts else None,
+            "seconds": {**seconds, "total": round(time.perf_counter() - t0, 3)},
+        },
+        "duplicate_tokens": {str(k): v for k, v in result.duplicates.items()},
+    }
+    return Tokenizer.from_merges(
+        result.merges,
+        pattern,
+        {token: 256 + len(result.merges) + i for i, token in enumerate(special)},
+        name=name,
+        metadata=metadata,
+    )
+
+
+def _given_counts(counts: Any, pattern: str, min_chunk_count: int) -> tuple[dict[str, int], dict[str, Any]]:
+    if isinstance(counts, (str, os.PathLike)):
+        chunk_counts, meta = load_counts(counts)
+        source = str(counts)
+    elif isinstance(counts, tuple) and len(counts) == 2 and isinstance(counts[0], Mapping):
+        chunk_counts, meta = dict(counts[0]), dict(counts[1])
+        source = "the given counts"
+    else:
+        raise ValueError("counts must be a count table path or the (counts, meta) pair of count_chunks")
+    if meta.get("pattern") != pattern_key(pattern):
+        raise ValueError(
+            f"{source} were counted with pattern {meta.get('pattern')!r}, not {pattern_key(pattern)!r}; "
+            "count again or train with that pattern"
+        )
+    if min_chunk_count > 1:
+        chunk_counts = {k: v for k, v in chunk_counts.items() if v >= min_chunk_count}
+        meta["unique_chunks"] = len(chunk_counts)
+    return chunk_counts, meta
+
+
+# ----- command line --------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def cli_progress(quiet: bool = False) -> Iterator[Progress | None]:
+    """A progress callback drawing one tqdm bar per phase on stderr (plain lines without tqdm)."""
+    if quiet:
+        yield None
+        return
+    bars: dict[str, Any] = {}
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+
+    def progress(phase: str, done: int, total: int, rate: float, eta: float | None) -> None:
+        if tqdm is None:
+            print(f"{phase}: {done}/{total}", file=sys.stderr)
+            return
+        bar = bars.get(phase)
+        if bar is None:
+            unit = "B" if phase == "count" else "merge"
+            bar = bars[phase] = tqdm(
+                total=total, desc=phase, unit=unit, unit_scale=phase == "count", leave=True
+            )
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        yield progress
+    finally:
+        for bar in bars.values():
+            bar.close()
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    if not args.files and not args.counts:
+        raise ValueError("give FILEs to train on, or --counts")
+    if args.files and args.counts:
+        raise ValueError("give FILEs or --counts, not both")
+    pattern = args.pattern
+    if args.counts and pattern is None:
+        pattern = load_counts_pattern(args.counts)
+    corpus = [Path(f) for f in args.files] if args.files else None
+    with cli_progress(args.quiet) as progress:
+        tok = train(
+            corpus,
+            args.vocab_size,
+            pattern=pattern or "gpt4",
+            special_tokens=args.special,
+            tie_break=args.tie_break,
+            min_frequency=args.min_frequency,
+            workers=args.workers,
+            progress=progress,
+            min_chunk_count=args.min_chunk_count,
+            counts=args.counts,
+            name=Path(args.output).name,
+        )
+    tok.save(args.output)
+    meta = tok.metadata
+    stats = meta["statistics"]
+    print(
+        f"{stats['merges']} merges ({stats['ties']} decided by a tie) in {stats['seconds']['total']:.1f} s"
+        + (f"; stopped early: {meta['stop_reason']}" if meta["stopped_early"] else "")
+        + f" -> {args.output}.tiktoken, {args.output}.json",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def load_counts_pattern(path: str) -> str:
+    """The pattern a count table was made with (its name when it has one)."""
+    _, meta = load_counts(path)
+    return meta.get("pattern_name") or meta["pattern"]
+
+
+def add_subcommands(subparsers) -> None:
+    p = subparsers.add_parser("train", help="train a byte-level BPE tokenizer on files")
+    p.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files (streamed)")
+    p.add_argument("--vocab-size", "-v", type=int, required=True, help="256 bytes + merges")
+    p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
+    p.add_argument(
+        "--tie-break", choices=TIE_BREAKS, default="first", help="first (minbpe) or lexical (rustbpe)"
+    )
+    p.add_argument("--special", action="append", metavar="TOKEN", help="a special token (repeatable)")
+    p.add_argument("--workers", "-j", type=int, help="counting processes (default: all cores for big inputs)")
+    p.add_argument(
+        "--min-frequency", type=int, default=2, help="stop when the best pair is rarer (default 2)"
+    )
+    p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")
+    p.add_argument("--counts", metavar="FILE", help="train on a count table from `count` instead of FILEs")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="OUT_STEM", help="writes OUT_STEM.tiktoken + .json"
+    )
+    p.set_defaults(func=cmd_train)
