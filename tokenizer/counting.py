@@ -354,11 +354,11 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick) -> None:
         size = path.stat().st_size
         parts = max(1, min(round(size * workers * 4 / total), size // RANGE_MIN_BYTES))
         cuts = _range_cuts(path, parts) if size else [0, 0]
-        jobs.extend((str(path), a, b, pattern) for a, b in zip(cuts, cuts[1:]))
+        jobs.extend((str(path), a, b, pattern) for a, b in zip(cuts, cuts[1:], strict=False))
     with ProcessPoolExecutor(max_workers=workers) as pool:
         results = pool.map(_worker_count, jobs)  # in range order: keeps first occurrences
         failed: set[str] = set()
-        for job, result in zip(jobs, results):
+        for job, result in zip(jobs, results, strict=True):
             if job[0] in failed:
                 continue
             if result is None:

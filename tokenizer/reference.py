@@ -16,8 +16,8 @@ from collections.abc import Iterable
 def pair_counts(words: list[list[int]], counts: list[int]) -> dict[tuple[int, int], int]:
     """Counts of adjacent pairs, weighted by word count, in order of first occurrence."""
     stats: dict[tuple[int, int], int] = {}
-    for ids, n in zip(words, counts):
-        for pair in zip(ids, ids[1:]):
+    for ids, n in zip(words, counts, strict=True):
+        for pair in zip(ids, ids[1:], strict=False):
             stats[pair] = stats.get(pair, 0) + n
     return stats
 

@@ -291,7 +291,7 @@ class _HeapTrainer:
     def trace_step(self, step: int, p: str, new_id: int, count: int, tied: bool) -> dict[str, Any]:
         """What a step-through view shows; recounts everything (only done when tracing)."""
         stats: dict[str, int] = {}
-        for s, c in zip(self.words, self.wcounts):
+        for s, c in zip(self.words, self.wcounts, strict=True):
             for i in range(len(s) - 1):
                 k = s[i : i + 2]
                 stats[k] = stats.get(k, 0) + c
