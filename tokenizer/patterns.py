@@ -593,10 +593,10 @@ def _choose_standins(literals: Ranges) -> dict[str, str] | None:
 class ReSplitter:
     """A `regex` pattern run by stdlib `re`, with the same findall results."""
 
-    def __init__(self, pattern: str):
+    def __init__(self, pattern: str, bmp_fast_path: bool = True):
         self.pattern = pattern
         bmp = translate(pattern, bmp_only=True)
-        standins = _choose_standins(bmp.literals) if bmp.standin_safe else None
+        standins = _choose_standins(bmp.literals) if bmp.standin_safe and bmp_fast_path else None
         source = bmp.source if standins is not None else translate(pattern).source
         try:
             self._compiled = re.compile(source)

@@ -1,0 +1,311 @@
+"""The stdlib-`re` translation of the split patterns must split exactly like `regex`."""
+
+from __future__ import annotations
+
+import json
+import lzma
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenizer import _unicode_tables as tables
+from tokenizer import patterns
+from tokenizer.patterns import PATTERNS, compile_pattern
+
+REPO = Path(__file__).resolve().parent.parent
+CORPORA = REPO.parent / "shared" / "corpora"
+WINDOW = 200_000  # characters per corpus window
+DISTINCT = {"gpt2": PATTERNS["gpt2"], "cl100k": PATTERNS["cl100k"], "o200k": PATTERNS["o200k"]}
+
+NASTY = (
+    "Hello world! DON'T Don't don'T I'M YOU'LL WE'VE THEY'RE SHE'D it'S 'ſ 'S 'ſt 'K 'k ’s\n"
+    "👩‍👩‍👧‍👦 🏳️‍🌈 🇺🇸🇯🇵 1️⃣ #️⃣ 👍🏽 🧑🏿‍💻 ☺︎ 𝐀𝐁𝐂 𝟏𝟐𝟑 𐐀𐐨 𞤀𞤢 🄰 🀄 𓀀 𠀀𪜀 \U000e0067\U000e0062\n"
+    "中文字符，日本語のテキスト、한국어 텍스트. ｶﾀｶﾅ ＡＢＣ１２３\n"
+    "العَرَبِيَّةُ لُغَةٌ ١٢٣٤ ۱۲۳ עִבְרִית हिन्दी देवनागरी १२३ বাংলা ১২৩ ไทย ๑๒๓ ລາວ ຖ ภาษา ၁၂၃ ༡༢༣ ០១២\n"
+    "Ελληνικά Ωμέγα Кириллица ДОМ ქართული Ꮳꮃ ᐊᐃᐅ ǅungla ǈ ǋ ᾈ ʰʲ ˢ Ⅻⅻ ½ ² ³ ⁴ ₅ ① ⑴ ⒈\n"
+    "e\u0301 a\u0308\u0323 Z\u0351\u0346\u0334\u0321 n\u0303 \u0489 \u20dd x\u20e3 \u0903\u093e\n"
+    "tab\there\r\nCRLF\rCR\nLF \xa0nbsp\u2003emsp\u3000ideo\u2028ls\u2029ps\vvt\fff\x85nel\n"
+    "\x1c\x1d\x1e\x1f fs gs rs us \u200bzwsp\ufeffbom\u180emvs \u200d\u200c \u2060 \u00ad\n"
+    "   leading and trailing   \n\n\n  \t \r\n\r\n x  \n"
+    "code: for (i = 0; i < n; i++) { x += y[i] * 3.14e-10; } // comment /* */ 'a' \"b\" `c`\n"
+    "numbers 1234567890 12 123 1234 ١٢٣٤٥ 12,345.67 $100 €200 ¥300 100% #hashtag @user\n"
+    "a'b a''b '' ''' ' s 's' '\n"
+    "\U0010ffff\U000f0000 \ue000 \u0378 \U0003134a\U000323af \U0001f600\U0001f601 ends  "
+)
+
+
+def corpus_windows() -> list[tuple[str, str]]:
+    """(label, text) windows from every corpus file: start, middle and end of each."""
+    out = []
+    for path in sorted(CORPORA.iterdir()):
+        if path.suffix == ".xz":
+            with lzma.open(path, "rt", encoding="utf-8") as f:
+                out.append((f"{path.name}[:{WINDOW}]", f.read(WINDOW)))
+            continue
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        starts = sorted({0, max(0, len(text) // 2 - WINDOW // 2), max(0, len(text) - WINDOW)})
+        out += [(f"{path.name}[{s}:]", text[s : s + WINDOW]) for s in starts]
+    return out
+
+
+@pytest.fixture(scope="module")
+def windows():
+    if not CORPORA.is_dir():
+        pytest.skip(f"corpora not found at {CORPORA}")
+    return corpus_windows()
+
+
+@pytest.mark.parametrize("name", DISTINCT)
+def test_re_engine_equals_regex_on_every_corpus(name, windows):
+    by_re, by_regex = compile_pattern(name, engine="re"), compile_pattern(name, engine="regex")
+    for label, text in windows:
+        chunks = by_re.findall(text)
+        assert chunks == by_regex.findall(text), (name, label)
+        assert "".join(chunks) == text
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+def test_re_engine_equals_regex_on_nasty_sample(name):
+    chunks = compile_pattern(name, engine="re").findall(NASTY)
+    assert chunks == compile_pattern(name, engine="regex").findall(NASTY)
+    assert "".join(chunks) == NASTY
+    for line in NASTY.splitlines(keepends=True):  # each line alone: other contexts, other edges
+        assert compile_pattern(name, engine="re").findall(line) == regex.findall(PATTERNS[name], line)
+
+
+@pytest.mark.parametrize("name", DISTINCT)
+def test_full_ranges_without_standins_equal_regex(name, windows):
+    """The slower form (astral ranges kept) is what custom patterns may need; check it too."""
+    full = patterns.ReSplitter(PATTERNS[name], bmp_fast_path=False)
+    assert full._standin_map is None
+    texts = [NASTY] + [text[:50_000] for label, text in windows if "emoji" in label or "udhr" in label]
+    for text in texts:
+        assert full.findall(text) == regex.findall(PATTERNS[name], text)
+
+
+def test_named_patterns_take_the_fast_path():
+    for name in DISTINCT:
+        assert compile_pattern(name, engine="re")._standin_map is not None
+
+
+INTERESTING = list(
+    " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\x1c\x1d\x1e\x1f\u180e\u200b\ufeff"
+    "'’sStTdDmMlLvVeErRſK\u212aiIıİ0123456789١۲३aZéÉǅʰ中あ한\u0301\u0903\u20dd"
+    '!?.,;:-_/\\"#$%&()[]{}<>@^`|~+*=😀👍🏽\u200d🇺🇸𝐀𝐚𝟏𐐀𐐨\U000e0020\U0010fffd\U0003134a\ue000\u0378'
+)
+texts_any = st.text(alphabet=st.characters(codec="utf-8"), max_size=200)
+texts_mixed = st.text(
+    alphabet=st.one_of(st.sampled_from(INTERESTING), st.characters(codec="utf-8")), max_size=200
+)
+texts_with_surrogates = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(INTERESTING), st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+    ),
+    max_size=60,
+)
+
+
+def assert_same_split(text: str) -> None:
+    for name, pattern in DISTINCT.items():
+        chunks = compile_pattern(name, engine="re").findall(text)
+        assert chunks == regex.findall(pattern, text), name
+        assert "".join(chunks) == text, name
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts_any)
+def test_re_engine_equals_regex_on_any_text(text):
+    assert_same_split(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts_mixed)
+def test_re_engine_equals_regex_on_whitespace_letters_digits_apostrophes(text):
+    assert_same_split(text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts_with_surrogates)
+def test_re_engine_equals_regex_with_lone_surrogates(text):
+    assert_same_split(text)
+
+
+def test_case_insensitive_contractions_match_regex():
+    for text in ["'ſ", "'S", "'ſT", "'K", "'\u212a", "'Ll", "'LL", "'ſſ", "'İ", "'ı", "DON'T", "x'RE'VE'M"]:
+        for name in ("cl100k", "o200k"):
+            assert compile_pattern(name, engine="re").findall(text) == regex.findall(PATTERNS[name], text)
+    dotted = "iIıİ i\u0307 I\u0307 x"
+    for pattern in (r"(?i:i)|[\s\S]", r"(?i:I)|[\s\S]", r"(?i)ii|[^\s]|\s"):
+        assert compile_pattern(pattern, engine="re").findall(dotted) == regex.findall(pattern, dotted)
+
+
+CUSTOM = [
+    r"\p{Lu}+|\P{Lu}",
+    r"\pL+|\PL",
+    r"[\p{L}\p{M}]+|\p{^L}",
+    r"\p{Letter}+|\p{gc=Nd}+|\p{General_Category=Other_Punctuation}|[\s\S]",
+    r"[\p{Sc}\p{Sm}\p{So}]+|[^\p{Sc}\p{Sm}\p{So}]+",
+    r"\d+|\D",
+    r"\S+|\s+",
+    r"[^\P{N}]+|[\P{N}]",
+    r"(?:\p{Cn}|\p{Co})+|[^\p{Cn}\p{Co}]+",
+    r"\p{L&}+|\p{LC}+|\p{Assigned}",
+    r"[a-z]+|[A-Z]+|\x20|\u00e9|\N{EM SPACE}|[\s\S]",
+    r"'(?i:s|t|re)|\w?".replace(r"\w?", r"[^\s]+|\s+"),
+    r"[\U0001F600-\U0001F64F]+|[^\U0001F600-\U0001F64F]+",  # astral literals: no stand-ins
+    r"(.)\1|[\s\S]",  # a backreference: no stand-ins
+    r"(\p{L})(\p{N})?|[\s\S]",  # groups: findall returns them
+    r"\p{Ll}++|\p{Lu}{1,3}+|(?>\s+)|(?=\S)\S",
+    r"\s++$|\s+(?!\S)|[\s\S]",
+]
+
+
+@pytest.mark.parametrize("pattern", CUSTOM)
+def test_custom_patterns_translate_exactly(pattern):
+    splitter = compile_pattern(pattern, engine="re")
+    for text in [NASTY, *NASTY.splitlines(keepends=True)]:
+        assert splitter.findall(text) == regex.findall(pattern, text), text
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts_mixed)
+def test_custom_patterns_on_random_text(text):
+    for pattern in CUSTOM:
+        assert compile_pattern(pattern, engine="re").findall(text) == regex.findall(pattern, text)
+
+
+def test_none_pattern():
+    for engine in patterns.ENGINES:
+        splitter = compile_pattern("none", engine=engine)
+        assert splitter.findall("") == []
+        assert splitter.findall("Hello, world 🙂\n") == ["Hello, world 🙂\n"]
+
+
+@pytest.mark.parametrize("engine", ["re", "regex"])
+@pytest.mark.parametrize("pattern", ["(", "[a-", "a)", "a{2,1}", r"\p{NoSuchThing}", "*", "x\\"])
+def test_invalid_pattern_is_a_value_error(pattern, engine):
+    with pytest.raises(ValueError, match="invalid split pattern"):
+        compile_pattern(pattern, engine=engine)
+
+
+@pytest.mark.parametrize("engine", ["re", "regex"])
+@pytest.mark.parametrize("pattern", ["", "a*", r"\s*", "x|", "(?=a)", "$", "a?b?", r"(?:\p{L}|)+", "(a|b*)"])
+def test_pattern_that_can_match_empty_is_rejected(pattern, engine):
+    with pytest.raises(ValueError, match="empty"):
+        compile_pattern(pattern, engine=engine)
+    assert "" in regex.findall(pattern, "ab a(") or regex.fullmatch(pattern, "")
+
+
+@pytest.mark.parametrize("engine", ["re", "regex"])
+def test_non_empty_patterns_are_accepted(engine):
+    for pattern in ["a+", r"\s++$", "a|b", r"(?:ab)*c", r"x(?=y)", r"\p{L}{2,3}", *PATTERNS.values()]:
+        compile_pattern(pattern, engine=engine)
+
+
+@pytest.mark.parametrize(
+    "pattern, reason",
+    [
+        (r"\w+", r"\\w"),
+        (r"\bx", r"\\b"),
+        ("(?x) a b", "VERBOSE"),
+        ("(?a)x", "ASCII"),
+        ("[[:alpha:]]+", "POSIX"),
+        ("(?:ab){e<=1}", "fuzzy"),
+        (r"(?i)\p{Lu}", "case-insensitive"),
+        ("(?i)é", "case-insensitive"),
+        ("(?i)[a-z]+", "i or I"),
+        (r"\p{Script=Latin}", "general-category"),
+        (r"\p{Han}", "unsupported property"),
+    ],
+)
+def test_unsupported_syntax_under_re_is_a_clear_error(pattern, reason):
+    with pytest.raises(ValueError, match=reason):
+        compile_pattern(pattern, engine="re")
+
+
+def test_engine_argument_and_cache():
+    assert compile_pattern("gpt4", engine="re") is compile_pattern("gpt4", engine="re")
+    assert compile_pattern("gpt4", engine="re") is not compile_pattern("gpt4", engine="regex")
+    assert isinstance(compile_pattern("gpt4", engine="re"), patterns.ReSplitter)
+    assert isinstance(compile_pattern("gpt4", engine="regex"), regex.Pattern)
+    with pytest.raises(ValueError, match="engine"):
+        compile_pattern("gpt4", engine="pcre")
+    with pytest.raises(TypeError):
+        compile_pattern(None)
+
+
+def test_env_var_makes_auto_pick_re(monkeypatch):
+    monkeypatch.setenv("TOKENIZER_NO_REGEX", "1")
+    assert patterns.default_engine() == "re"
+    assert isinstance(compile_pattern("o200k"), patterns.ReSplitter)
+    monkeypatch.setenv("TOKENIZER_NO_REGEX", "0")
+    assert patterns.default_engine() == "regex"
+    assert isinstance(compile_pattern("o200k"), regex.Pattern)
+
+
+BLOCK_REGEX = """
+import sys, json
+class BlockRegex:
+    def find_spec(self, name, path=None, target=None):
+        if name == "regex" or name.startswith("regex."):
+            raise ImportError("regex is hidden for this test")
+sys.meta_path.insert(0, BlockRegex())
+from tokenizer import patterns
+texts = json.loads(sys.stdin.read())
+print(json.dumps({
+    "engine": patterns.ENGINE,
+    "regex_loaded": "regex" in sys.modules,
+    "splitter": type(patterns.compile_pattern("gpt4")).__name__,
+    "chunks": {name: [patterns.compile_pattern(name).findall(t) for t in texts] for name in ("gpt2", "gpt4", "o200k")},
+}))
+"""
+
+
+def test_works_in_a_fresh_process_without_regex():
+    texts = [NASTY, "Hello, world! 🙂 don't", ""]
+    result = subprocess.run(
+        [sys.executable, "-c", BLOCK_REGEX],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={"PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    out = json.loads(result.stdout)
+    assert out["engine"] == "re" and not out["regex_loaded"] and out["splitter"] == "ReSplitter"
+    for name in ("gpt2", "gpt4", "o200k"):
+        assert out["chunks"][name] == [regex.findall(PATTERNS[name], t) for t in texts]
+
+
+def test_tables_agree_with_installed_regex():
+    """The generated tables must be the installed regex's Unicode version, code point by code point."""
+    every = "".join(map(chr, range(0x110000)))
+
+    def regex_ranges(pattern):
+        return [(m.start(), m.end() - 1) for m in regex.finditer(f"(?:{pattern})+", every)]
+
+    def flat(ranges):
+        return tuple(x for r in ranges for x in r)
+
+    for cat, ranges in tables.CATEGORY_RANGES.items():
+        assert flat(regex_ranges(rf"\p{{{cat}}}")) == ranges, cat
+    assert flat(regex_ranges(r"\s")) == tables.WHITE_SPACE
+
+
+def test_standins_have_their_category_and_no_special_meaning():
+    white = patterns._white_space()
+    for cat, candidates in tables.STANDINS.items():
+        ranges = patterns._categories_ranges((cat,))
+        for cp in candidates:
+            assert 0x100 <= cp <= 0xFFFF and any(a <= cp <= b for a, b in ranges), (cat, hex(cp))
+            assert not any(a <= cp <= b for a, b in white)
+    astral_categories = {cat for cat, flat in tables.CATEGORY_RANGES.items() if max(flat) > 0xFFFF}
+    assert astral_categories == set(tables.STANDINS)
