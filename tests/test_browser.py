@@ -1,0 +1,144 @@
+"""The page in real headless Chromium: boots Pyodide offline, tokenizes what the user types
+exactly as CPython does, and shows split-character tokens as bytes, never U+FFFD.
+
+Every page here is guarded (conftest.Guard): a request leaving the test server, a console error
+or an uncaught exception fails the test.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import BOOT_TIMEOUT_MS
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Page, expect
+
+from tokenizer import get_encoding
+
+pytestmark = pytest.mark.browser
+
+MULTILINGUAL = (
+    "Naïve café façade, Crème brûlée! 東京タワーは333メートル。 Привет, мир. مرحبا بالعالم.\n"
+    "Emoji: 🙂👍🏽 👩‍💻 🇯🇵 — and numbers 1234567, tabs\tand  spaces.\n"
+)
+TYPED = " 世界🙂ü!"  # typed key by key, after the fill
+
+
+def panel(page: Page, encoding: str):
+    return page.locator(f'[data-testid=panel][data-encoding="{encoding}"]')
+
+
+def panel_ids(page: Page, encoding: str) -> list[int]:
+    return (
+        panel(page, encoding)
+        .get_by_test_id("token")
+        .evaluate_all("els => els.map(e => Number(e.dataset.id))")
+    )
+
+
+def panel_texts(page: Page, encoding: str) -> list[str]:
+    return panel(page, encoding).get_by_test_id("token").evaluate_all("els => els.map(e => e.textContent)")
+
+
+def wait_ids(page: Page, encoding: str, want: list[int], timeout: float = 60_000) -> None:
+    """Wait until the panel shows exactly `want` (rendering is async and may come in slices)."""
+    try:
+        page.wait_for_function(
+            """([enc, want]) => {
+                const p = document.querySelector(`[data-testid=panel][data-encoding="${enc}"]`);
+                if (!p) return false;
+                const spans = p.querySelectorAll('[data-testid=token]');
+                if (spans.length !== want.length) return false;
+                for (let i = 0; i < want.length; i++) if (Number(spans[i].dataset.id) !== want[i]) return false;
+                return true;
+            }""",
+            arg=[encoding, want],
+            timeout=timeout,
+            polling=100,
+        )
+    except PlaywrightError:
+        pass
+    assert panel_ids(page, encoding) == want, f"{encoding}: tokens on the page differ from CPython"
+
+
+def expected_texts(encoding: str, ids: list[int]) -> list[str]:
+    """What each token span must read: its text with visible whitespace, or <HEX BYTES>."""
+    tok = get_encoding(encoding)
+    out = []
+    for i in ids:
+        b = tok.decode_single_token_bytes(i)
+        try:
+            s = b.decode("utf-8")
+        except UnicodeDecodeError:
+            out.append("<" + " ".join(f"{x:02X}" for x in b) + ">")
+            continue
+        out.append(s.replace(" ", "·").replace("\t", "→").replace("\r", "␍").replace("\n", "↵\n"))
+    return out
+
+
+def type_text(page: Page, text: str, typed: str = "") -> str:
+    box = page.get_by_test_id("input")
+    box.fill(text)
+    if typed:
+        box.press_sequentially(typed)
+    return text + typed
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_typed_multilingual_text_matches_cpython(app_page: Page, encoding: str):
+    text = type_text(app_page, MULTILINGUAL, TYPED)
+    want = get_encoding(encoding).encode(text)
+    wait_ids(app_page, encoding, want)
+    expect(panel(app_page, encoding).get_by_test_id("token-count")).to_have_text(str(len(want)))
+    assert panel_texts(app_page, encoding) == expected_texts(encoding, want)
+
+
+def test_both_default_panels_side_by_side(app_page: Page):
+    encs = app_page.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)")
+    assert encs[:2] == ["cl100k_base", "o200k_base"]
+
+
+def test_split_character_tokens_show_bytes_not_replacement(app_page: Page):
+    # In cl100k_base " 東京" is <20 E6 9D> <B1> 京: the first two tokens are half a character each.
+    text = type_text(app_page, "Tokyo is 東京 🫠 and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢")
+    for encoding in ("cl100k_base", "o200k_base"):
+        want = get_encoding(encoding).encode(text)
+        wait_ids(app_page, encoding, want)
+        texts = panel_texts(app_page, encoding)
+        assert texts == expected_texts(encoding, want)
+        assert not any("\ufffd" in t for t in texts)
+    cl = panel_texts(app_page, "cl100k_base")
+    assert "<20 E6 9D>" in cl and "<B1>" in cl
+    # The partial tokens are grouped under the character they form together.
+    group = panel(app_page, "cl100k_base").locator(".group").first
+    expect(group).to_have_attribute("data-char", "·東")
+
+
+def test_input_disabled_until_ready_and_status(open_page, live_server):
+    page = open_page(live_server, wait_ready=False)
+    # Right after navigation the worker is still booting: the box must not take input yet.
+    status = page.get_by_test_id("status")
+    if status.text_content() != "ready":
+        expect(page.get_by_test_id("input")).to_be_disabled()
+    expect(status).to_have_text("ready", timeout=BOOT_TIMEOUT_MS)
+    expect(page.get_by_test_id("input")).to_be_enabled()
+    # The initial sample text is tokenized without any typing.
+    text = page.get_by_test_id("input").input_value()
+    wait_ids(page, "o200k_base", get_encoding("o200k_base").encode(text))
+
+
+def test_works_as_plain_static_files(open_page, static_server):
+    """`python -m http.server -d web/dist` serves a fully working page (no server.py needed)."""
+    page = open_page(static_server)
+    text = type_text(page, "static files: 東京 🙂 ok")
+    for encoding in ("cl100k_base", "o200k_base"):
+        wait_ids(page, encoding, get_encoding(encoding).encode(text))
+
+
+def test_stale_replies_never_overwrite_newer_text(app_page: Page):
+    """Typing fast: whatever order replies arrive in, the panels end on the last text."""
+    box = app_page.get_by_test_id("input")
+    box.fill("")
+    box.press_sequentially("abc 東京 def 🙂 xyz", delay=0)
+    text = box.input_value()
+    for encoding in ("cl100k_base", "o200k_base"):
+        wait_ids(app_page, encoding, get_encoding(encoding).encode(text))
