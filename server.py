@@ -280,6 +280,9 @@ def _check_host_and_origin() -> Response | None:
 def _add_security_headers(response: Response) -> Response:
     for key, value in SECURITY_HEADERS.items():
         response.headers.setdefault(key, value)
+    # How the page tells this server from plain static files without requesting a URL that
+    # would 404 there (a failed load is a console error): a HEAD of manifest.json shows it.
+    response.headers["X-Playground-Server"] = f"bpe-playground/{tokenizer.__version__}"
     if request.path.startswith("/api/"):
         response.headers.setdefault("Cache-Control", "no-store")
     return response
