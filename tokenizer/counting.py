@@ -141,8 +141,13 @@ def _utf8_cut(data: bytes) -> int:
     return len(data)
 
 
-def _decoded_blocks(path: Path, start: int, end: int, block_size: int) -> Iterator[tuple[str, int]]:
-    """Decode bytes [start, end) of a file block by block: yields (text, bytes consumed)."""
+def _decoded_blocks(
+    path: Path, start: int, end: int, block_size: int, trim: bool = False
+) -> Iterator[tuple[str, int]]:
+    """Decode bytes [start, end) of a file block by block: yields (text, bytes consumed).
+
+    trim: `end` may fall inside a character (a look-ahead read); stop before it.
+    """
     with open(path, "rb") as f:
         f.seek(start)
         pos, pending = start, b""
@@ -151,7 +156,7 @@ def _decoded_blocks(path: Path, start: int, end: int, block_size: int) -> Iterat
             data = f.read(want) if want > 0 else b""
             at_end = len(data) < want or pos + len(pending) + len(data) >= end
             data = pending + data
-            cut = len(data) if at_end else _utf8_cut(data)
+            cut = len(data) if at_end and not trim else _utf8_cut(data)
             try:
                 text = data[:cut].decode("utf-8")
             except UnicodeDecodeError as e:
@@ -201,7 +206,7 @@ def _count_range(
     boundary, extra = len(window), 1 << 16
     while True:
         stop = min(size, end + extra)
-        text = window + "".join(t for t, _ in _decoded_blocks(path, end, stop, block_size))
+        text = window + "".join(t for t, _ in _decoded_blocks(path, end, stop, block_size, trim=stop < size))
         spans = [m.span() for m in regex.finditer(text)]
         if stop < size:
             del spans[-HOLD_BACK:]

@@ -1,0 +1,336 @@
+"""Heap trainer: exact against the reference (minbpe rules) and rustbpe, files, CLI, trace."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tokenizer.__main__ import main as cli_main
+from tokenizer.core import Tokenizer
+from tokenizer.counting import count_chunks, save_counts
+from tokenizer.patterns import compile_pattern, resolve_pattern
+from tokenizer.reference import merge, pair_counts, reference_merges, reference_train
+from tokenizer.train import learn_merges, train
+
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+PATTERNS = ["gpt2", "gpt4", "o200k", "none"]
+
+
+def corpus(name: str, limit: int | None = None) -> str:
+    path = CORPORA / name
+    if not path.exists():
+        pytest.skip(f"corpus {name} not found at {path}")
+    return path.read_text(encoding="utf-8")[:limit]
+
+
+def chunks_of(text: str, pattern: str) -> list[str]:
+    if pattern == "none":
+        return [text] if text else []
+    return compile_pattern(pattern).findall(text)
+
+
+# Tie-heavy texts: tiny alphabets, repeated words, odd whitespace, a few multi-byte characters.
+WORDS = [
+    "ab",
+    "ba",
+    "aab",
+    "abab",
+    " ab",
+    " ba",
+    "aaa",
+    "a",
+    "b",
+    " ",
+    "  ",
+    "\n",
+    "é",
+    "éé",
+    "日本",
+    "'s",
+    "1",
+]
+tie_heavy_texts = st.one_of(
+    st.text(alphabet="ab \n", max_size=80),
+    st.lists(st.sampled_from(WORDS), max_size=40).map("".join),
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(lambda ws: " ".join(ws * 4)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=tie_heavy_texts,
+    pattern=st.sampled_from(PATTERNS),
+    tie_break=st.sampled_from(["first", "lexical"]),
+    min_frequency=st.sampled_from([1, 2]),
+    merges=st.integers(1, 40),
+)
+def test_heap_equals_reference(text, pattern, tie_break, min_frequency, merges):
+    counts = Counter(chunks_of(text, pattern))
+    got = learn_merges(counts, merges, tie_break=tie_break, min_frequency=min_frequency)
+    want = reference_merges(counts.items(), 256 + merges, tie_break, min_frequency)
+    assert got.merges == want
+    assert (got.stop_reason is None) == (len(want) == merges)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=tie_heavy_texts, pattern=st.sampled_from(PATTERNS), merges=st.integers(1, 20))
+def test_reference_dedup_equals_minbpe_order(text, pattern, merges):
+    """Distinct chunks in first-occurrence order give minbpe's result (every chunk, count 1)."""
+    chunks = chunks_of(text, pattern)
+    literal = reference_merges([(c, 1) for c in chunks], 256 + merges, "first", 1)
+    assert reference_train(chunks, 256 + merges) == literal
+
+
+def test_first_equals_reference_on_taylorswift():
+    counts = Counter(chunks_of(corpus("taylorswift.txt"), "gpt4"))
+    want = reference_merges(counts.items(), 256 + 100, "first", 2)
+    tok = train(corpus("taylorswift.txt"), 256 + 100)
+    assert tok.merges == want
+    assert tok.metadata["statistics"]["ties"] > 0  # ties happened and were decided as minbpe does
+
+
+def test_first_equals_reference_with_no_pretokenization():
+    text = corpus("tinyshakespeare.txt", 3000)
+    tok = train(text, 256 + 60, pattern="none", min_frequency=1)
+    assert tok.merges == reference_merges([(text, 1)], 256 + 60, "first", 1)
+    assert any(b" " in tok.decode_single_token_bytes(i)[1:-1] for i in range(256, 316))  # merges cross spaces
+
+
+@pytest.mark.parametrize(
+    "name,limit,vocab_sizes",
+    [
+        ("taylorswift.txt", None, [300, 1000, 4000]),
+        ("tinyshakespeare.txt", 300_000, [512, 2048]),
+        ("udhr_sample.txt", 300_000, [512, 3000]),
+        ("emoji_sequences.txt", None, [1000]),
+    ],
+)
+def test_lexical_equals_rustbpe(name, limit, vocab_sizes):
+    rustbpe = pytest.importorskip("rustbpe")
+    text = corpus(name, limit)
+    for vocab_size in vocab_sizes:
+        tok = train(text, vocab_size, tie_break="lexical", min_frequency=1)
+        rb = rustbpe.Tokenizer()
+        rb.train_from_iterator(iter([text]), vocab_size, pattern=resolve_pattern("gpt4"))
+        theirs = sorted(rb.get_mergeable_ranks(), key=lambda item: item[1])
+        ours = [tok.decode_single_token_bytes(i) for i in range(vocab_size)]
+        assert [token for token, _ in theirs] == ours, f"{name} at vocab {vocab_size}"
+
+
+def test_saved_tokenizer_loads_in_tiktoken(tmp_path):
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    text = corpus("taylorswift.txt")
+    tok = train(text, 600, special_tokens=["<|endoftext|>", "<|pad|>"])
+    assert tok.special_tokens == {"<|endoftext|>": 600, "<|pad|>": 601}
+    tok.save(tmp_path / "swift")
+    enc = tiktoken.Encoding(
+        "swift",
+        pat_str=resolve_pattern("gpt4"),
+        mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "swift.tiktoken")),
+        special_tokens=tok.special_tokens,
+    )
+    sample = text[5000:15000] + "<|endoftext|>"
+    assert enc.encode(sample, allowed_special="all") == tok.encode(sample, allowed_special="all")
+    again = Tokenizer.load(tmp_path / "swift")
+    assert again.merges == tok.merges
+    meta = json.loads((tmp_path / "swift.json").read_text())["metadata"]
+    assert meta["training"]["vocab_size"] == 600 and meta["statistics"]["merges"] == 344
+
+
+def test_file_streaming_equals_string_and_parallel_equals_serial(tmp_path, monkeypatch):
+    text = corpus("tinyshakespeare.txt", 200_000) + "\n" + corpus("udhr_sample.txt", 100_000)
+    path = tmp_path / "mix.txt"
+    path.write_text(text, encoding="utf-8")
+    from_text = train(text, 700)
+    monkeypatch.setattr("tokenizer.counting.BLOCK_SIZE", 1000)  # many block boundaries
+    from_file = train(path, 700, workers=1)
+    monkeypatch.setattr("tokenizer.counting.RANGE_MIN_BYTES", 10_000)  # many worker ranges
+    parallel = train([path], 700, workers=2)
+    assert from_file.merges == from_text.merges == parallel.merges
+    assert parallel.metadata["training"]["workers"] == 2
+    assert from_file.metadata["statistics"]["bytes"] == len(text.encode())
+
+
+def test_iterable_of_documents_never_merges_across_them():
+    docs = ["ab", "ab", "cd"]
+    tok = train(iter(docs), 300, pattern="none", min_frequency=1)
+    assert tok.merges == [(97, 98), (99, 100)]
+    assert tok.metadata["statistics"]["documents"] == 3
+
+
+def test_counts_table_gives_the_same_merges(tmp_path):
+    text = corpus("taylorswift.txt")
+    table = tmp_path / "swift.counts"
+    save_counts(table, *count_chunks(text, "gpt2"))
+    assert train(None, 500, pattern="gpt2", counts=table).merges == train(text, 500, pattern="gpt2").merges
+    with pytest.raises(ValueError, match="counted with pattern"):
+        train(None, 500, pattern="gpt4", counts=table)
+    with pytest.raises(ValueError, match="not both"):
+        train(text, 500, pattern="gpt2", counts=table)
+
+
+def test_stops_early_and_says_why():
+    tok = train("hello hello world", 1000)
+    meta = tok.metadata
+    assert meta["stopped_early"] is True
+    assert "2 or more times" in meta["stop_reason"]
+    assert len(tok.merges) == meta["statistics"]["merges"] == 4  # h-e, l-l, he-ll, hell-o in " hello"
+    all_merged = train("ab ab", 300, min_frequency=1)
+    assert "no pairs left" in all_merged.metadata["stop_reason"]
+    assert reference_merges(Counter(chunks_of("ab ab", "gpt4")).items(), 300) == all_merged.merges
+
+
+def test_min_frequency_one_keeps_merging_singletons_like_minbpe():
+    text = "the quick brown fox"
+    counts = Counter(chunks_of(text, "gpt4"))
+    tok = train(text, 280, min_frequency=1)
+    assert tok.merges == reference_merges(counts.items(), 280, "first", 1)
+    assert len(tok.merges) == 15  # th, the; " q".." quick"; " b".." brown"; " f", " fo", " fox"
+
+
+def test_duplicate_tokens_are_kept_exact_and_encoded_with_the_first_id():
+    # Merges made directly (the heap trainer did not make duplicates on the corpora):
+    # 256 = "ab", 257 = "bc", 258 = "ab"+"c", 259 = "a"+"bc" -> both "abc".
+    tok = Tokenizer.from_merges([(97, 98), (98, 99), (256, 99), (97, 257)], "gpt4")
+    assert tok.duplicate_ids == {259: 258}
+    assert tok.decode_single_token_bytes(259) == b"abc"
+    assert tok.encode("abc") == [258]
+    assert tok.mergeable_ranks[b"abc"] == 258 and len(tok.mergeable_ranks) == 259
+
+
+def test_trainer_records_duplicates_when_two_merges_make_the_same_bytes(monkeypatch):
+    """Duplicate detection in the trainer, checked by merging against the vocabulary it builds."""
+    result = learn_merges({"aab": 5, "abab": 1}, 10, min_frequency=1)
+    vocab = [bytes([b]) for b in range(256)]
+    for left, right in result.merges:
+        vocab.append(vocab[left] + vocab[right])
+    seen: dict[bytes, int] = {}
+    want = {}
+    for i, token in enumerate(vocab):
+        if token in seen:
+            want[i] = seen[token]
+        seen.setdefault(token, i)
+    assert result.duplicates == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    text=tie_heavy_texts,
+    pattern=st.sampled_from(PATTERNS),
+    tie_break=st.sampled_from(["first", "lexical"]),
+)
+def test_trace_counts_equal_a_full_recount_at_every_step(text, pattern, tie_break):
+    steps = []
+    tok = train(
+        text or "x", 256 + 25, pattern=pattern, tie_break=tie_break, min_frequency=1, trace=steps.append
+    )
+    counts = Counter(chunks_of(text or "x", pattern))
+    words = [list(c.encode()) for c in counts]
+    weights = list(counts.values())
+    assert [s["pair"] for s in steps] == tok.merges
+    for step in steps:
+        stats = pair_counts(words, weights)
+        best = max(stats.values())
+        assert step["count"] == stats[step["pair"]] == best
+        assert step["new_id"] == 256 + step["step"]
+        assert all(stats[p] == c for p, c in step["top_pairs"])
+        assert step["top_pairs"][0] == (step["pair"], best)
+        assert sorted(c for _, c in step["top_pairs"]) == sorted(stats.values())[-10:]
+        tied = [p for p, c in stats.items() if c == best and p != step["pair"]]
+        assert set(step["tied_with"]) <= set(tied) and len(step["tied_with"]) == min(5, len(tied))
+        assert step["rule"] == (tie_break if tied else "count")
+        words = [merge(w, step["pair"], step["new_id"]) for w in words]
+
+
+def test_progress_reports_both_phases(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text(corpus("taylorswift.txt"), encoding="utf-8")
+    calls = []
+    train(path, 400, progress=lambda *a: calls.append(a))
+    phases = [c[0] for c in calls]
+    assert "count" in phases and "merge" in phases
+    last_count = [c for c in calls if c[0] == "count"][-1]
+    assert last_count[1] == last_count[2] == path.stat().st_size
+    last_merge = calls[-1]
+    assert last_merge[:3] == ("merge", 144, 144) and last_merge[3] > 0
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"vocab_size": 256}, "vocab_size must be between 257"),
+        ({"vocab_size": "300"}, "vocab_size must be an integer"),
+        ({"vocab_size": True}, "vocab_size must be an integer"),
+        ({"tie_break": "random"}, "tie_break must be one of"),
+        ({"min_frequency": 0}, "min_frequency"),
+        ({"special_tokens": "<|eot|>"}, "list of strings"),
+        ({"special_tokens": [""]}, "non-empty"),
+        ({"special_tokens": ["<a>", "<a>"]}, "unique"),
+        ({"pattern": "(unclosed"}, "invalid split pattern"),
+        ({"pattern": "(a)|b"}, "capturing groups"),
+        ({"workers": 0}, "workers"),
+        ({"min_chunk_count": 0}, "min_chunk_count"),
+    ],
+)
+def test_bad_parameters_are_rejected_clearly(kwargs, message):
+    args = {"vocab_size": 300, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        train("some text", **args)
+
+
+def test_bad_corpora_are_rejected_clearly(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere.txt"):
+        train(tmp_path / "nowhere.txt", 300)
+    with pytest.raises(ValueError, match="bytes"):
+        train(b"raw bytes", 300)
+    with pytest.raises(ValueError, match="document 1"):
+        train(["ok", 5], 300)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine text\n" * 3 + b"\xff oops")
+    with pytest.raises(ValueError, match=r"bad.txt: not valid UTF-8 at byte offset 30"):
+        train(bad, 300)
+
+
+def test_cli_count_then_train(tmp_path):
+    src = tmp_path / "swift.txt"
+    src.write_text(corpus("taylorswift.txt"), encoding="utf-8")
+    out = tmp_path / "swift"
+    assert (
+        cli_main(
+            ["train", str(src), "--vocab-size", "400", "--special", "<|endoftext|>", "-q", "-o", str(out)]
+        )
+        == 0
+    )
+    tok = Tokenizer.load(out)
+    assert len(tok.merges) == 144 and tok.special_tokens == {"<|endoftext|>": 400}
+    assert tok.merges == train(src.read_text(), 400).merges
+    table = tmp_path / "swift.counts"
+    assert cli_main(["count", str(src), "--pattern", "gpt4", "-q", "-o", str(table)]) == 0
+    out2 = tmp_path / "again"
+    assert cli_main(["train", "--counts", str(table), "--vocab-size", "400", "-q", "-o", str(out2)]) == 0
+    assert Tokenizer.load(out2).merges == tok.merges
+
+
+def test_cli_reports_user_errors(tmp_path, capsys):
+    assert (
+        cli_main(
+            ["train", str(tmp_path / "missing.txt"), "--vocab-size", "300", "-q", "-o", str(tmp_path / "x")]
+        )
+        == 2
+    )
+    assert "missing.txt" in capsys.readouterr().err
+    assert cli_main(["train", "--vocab-size", "300", "-q", "-o", str(tmp_path / "x")]) == 2
+    assert "--counts" in capsys.readouterr().err
+
+
+def test_first_occurrence_decides_ties_not_creation_order():
+    # PEERS.md's example: minbpe merges "zy" first, rustbpe " a".
+    assert train("zy zy ab ab", 257, min_frequency=1).merges == [(122, 121)]
+    assert train("zy zy ab ab", 257, tie_break="lexical", min_frequency=1).merges == [(32, 97)]
