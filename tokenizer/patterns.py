@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import os
 import re
 import unicodedata
@@ -590,6 +591,18 @@ def _choose_standins(literals: Ranges) -> dict[str, str] | None:
     return chosen
 
 
+def _restore_astral(text: str, chunks: list[str], ends: list[int], astral_at: list[int]) -> list[str]:
+    """Re-slice from `text` each chunk that covers an astral position (in place)."""
+    end = -1
+    for pos in astral_at:
+        if pos < end:
+            continue  # same chunk as the previous astral character
+        i = bisect.bisect_right(ends, pos)
+        end = ends[i]
+        chunks[i] = text[ends[i - 1] if i else 0 : end]
+    return chunks
+
+
 class ReSplitter:
     """A `regex` pattern run by stdlib `re`, with the same findall results."""
 
@@ -612,12 +625,21 @@ class ReSplitter:
     def findall(self, text: str) -> list:
         if self._standin_map is None or text.isascii() or _ASTRAL.search(text) is None:
             return self._compiled.findall(text)
+        astral_at: list[int] = []
         standin_map = self._standin_map
-        substituted = _ASTRAL.sub(lambda m: standin_map[m.group()], text)
-        matches = self._compiled.finditer(substituted)
+
+        def standin(match: re.Match, note=astral_at.append) -> str:
+            note(match.start())
+            return standin_map[match.group()]
+
+        substituted = _ASTRAL.sub(standin, text)
         if self._groups == 0:
-            return [text[m.start() : m.end()] for m in matches]
-        return [self._groups_of(text, m) for m in matches]
+            chunks = self._compiled.findall(substituted)
+            ends = list(itertools.accumulate(map(len, chunks)))
+            if ends and ends[-1] == len(text):  # the chunks tile the text (the named patterns do)
+                return _restore_astral(text, chunks, ends, astral_at)
+            return [text[m.start() : m.end()] for m in self._compiled.finditer(substituted)]
+        return [self._groups_of(text, m) for m in self._compiled.finditer(substituted)]
 
     def _groups_of(self, text: str, match: re.Match):
         """What findall returns for a match of a pattern with groups, sliced from `text`."""
