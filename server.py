@@ -1240,12 +1240,18 @@ def main(argv: list[str] | None = None) -> int:
         )
     if not (app.config["WEB_DIR"] / "index.html").is_file():
         print(f"  note: {app.config['WEB_DIR']} is not built yet: run `make build`", flush=True)
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # unwinds serve_forever into the cleanup below
+
+    signal.signal(signal.SIGTERM, stop)
     try:
-        server.serve_forever()
+        server.serve_forever()  # werkzeug's returns quietly on KeyboardInterrupt
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
+        print("stopping: cancelling unfinished jobs", flush=True)
         app.extensions["bpe_jobs"].shutdown()
     return 0
 
