@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -318,3 +319,43 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_cli_prints_url_and_sigterm_cancels_jobs(tmp_path):
+    """`python server.py --port 0`: prints its URL, serves, and on SIGTERM stops its jobs."""
+    import subprocess
+
+    psutil = pytest.importorskip("psutil")
+    data = tmp_path / "data"
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "server.py"), "--port", "0", "--data-dir", str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        first = proc.stdout.readline()
+        match = re.match(r"BPE Playground: (http://127\.0\.0\.1:\d+)/$", first.strip())
+        assert match, first
+        base = match.group(1)
+        assert requests.get(base + "/api/health", timeout=10).json()["status"] == "ok"
+        with open(BIG, "rb") as f:
+            job = requests.post(
+                base + "/api/train", files={"corpus": f}, data={"vocab_size": "30000"}, timeout=60
+            ).json()["job"]
+        deadline = time.monotonic() + 30
+        while requests.get(f"{base}/api/jobs/{job}", timeout=10).json()["state"] != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        family = psutil.Process(proc.pid).children(recursive=True)
+        assert family, "no training process"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+        assert "stopping" in proc.stdout.read()
+        _, alive = psutil.wait_procs(family, timeout=10)
+        assert not alive
+        assert [p.name for p in data.iterdir()] == [".jobs"] and not list((data / ".jobs").iterdir())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
