@@ -2,6 +2,7 @@
 
 from .core import Tokenizer
 from .encodings import get_encoding, list_encodings
+from .train import train
 
 __version__ = "0.1.0"
-__all__ = ["Tokenizer", "get_encoding", "list_encodings", "__version__"]
+__all__ = ["Tokenizer", "get_encoding", "list_encodings", "train", "__version__"]
