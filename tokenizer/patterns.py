@@ -184,7 +184,9 @@ MAX_CODE_POINT = 0x10FFFF
 BMP_END = 0xFFFF
 
 
-def _pairs(flat: tuple[int, ...]) -> Ranges:
+def _pairs(hexes: str) -> Ranges:
+    """Parse the tables' "start end start end ..." hex strings."""
+    flat = [int(x, 16) for x in hexes.split()]
     return list(zip(flat[::2], flat[1::2], strict=True))
 
 
