@@ -1,0 +1,240 @@
+"""Classic BPE against subword-nmt (the oracle), merge for merge and segment for segment."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import io
+from collections import Counter
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenizer import classic
+from tokenizer.__main__ import main
+
+learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
+apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
+
+CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
+MERGE_COUNTS = [100, 1000, 5000]
+
+
+def corpus(name: str, limit: int | None = None, start: int = 0) -> str:
+    """A corpus file, optionally `limit` characters from `start`, cut back to whole lines."""
+    text = (CORPORA / name).read_text(encoding="utf-8")
+    if limit is None:
+        return text
+    part = text[start : start + limit]
+    return part[: part.rfind("\n") + 1]
+
+
+def subword_nmt_learn(text: str, num_symbols: int, **kwargs) -> list[tuple[str, str]]:
+    """Run subword-nmt's learn_bpe as its command line does (a codecs reader over the bytes)."""
+    infile = codecs.getreader("utf-8")(io.BytesIO(text.encode("utf-8")))
+    outfile = io.StringIO()
+    with contextlib.redirect_stderr(io.StringIO()):
+        learn_bpe.learn_bpe(infile, outfile, num_symbols, **kwargs)
+    header, *lines = outfile.getvalue().split("\n")
+    assert header == "#version: 0.2"
+    return [tuple(line.split(" ")) for line in lines if line]
+
+
+def subword_nmt_apply(codes_path: Path, text: str, separator: str) -> str:
+    with codecs.open(str(codes_path), encoding="utf-8") as codes:
+        bpe = apply_bpe.BPE(codes, separator=separator)
+    return "".join(bpe.process_line(line) for line in text.splitlines(keepends=True))
+
+
+@pytest.fixture(scope="module")
+def taylorswift() -> str:
+    return corpus("taylorswift.txt")
+
+
+@pytest.fixture(scope="module")
+def gutenberg() -> str:
+    return corpus("pg_en_medium.txt", 1_000_000)
+
+
+@pytest.fixture(scope="module")
+def reference_merges(taylorswift: str, gutenberg: str) -> dict[str, list[tuple[str, str]]]:
+    # subword-nmt's merges for N symbols are the first N of a longer run (nothing in its loop
+    # depends on the total), so one run of the largest count serves all counts.
+    return {
+        "taylorswift": subword_nmt_learn(taylorswift, max(MERGE_COUNTS)),
+        "gutenberg": subword_nmt_learn(gutenberg, max(MERGE_COUNTS)),
+    }
+
+
+@pytest.mark.parametrize("num_merges", MERGE_COUNTS)
+@pytest.mark.parametrize("name", ["taylorswift", "gutenberg"])
+def test_merges_identical_to_subword_nmt(name, num_merges, reference_merges, taylorswift, gutenberg):
+    text = {"taylorswift": taylorswift, "gutenberg": gutenberg}[name]
+    expected = reference_merges[name][:num_merges]
+    assert len(expected) == num_merges
+    assert classic.learn(text, num_merges) == expected
+
+
+def test_merge_count_prefix_matches_subword_nmt_run(taylorswift):
+    # The shortcut in `reference_merges` assumes prefixes; check it once for real.
+    assert subword_nmt_learn(taylorswift, 300) == classic.learn(taylorswift, 5000)[:300]
+
+
+def test_min_frequency_stop_and_total_symbols_match_subword_nmt():
+    text = corpus("tinyshakespeare.txt", 30_000)
+    for kwargs in [{"min_frequency": 5}, {"min_frequency": 1}, {"total_symbols": True}]:
+        expected = subword_nmt_learn(text, 1500, **kwargs)
+        ours = classic.learn(text, 1500, **kwargs)
+        assert ours == expected, kwargs
+    assert len(classic.learn(text, 1500, min_frequency=5)) < 1500  # it did stop early
+
+
+def test_dict_input_matches_subword_nmt(tmp_path):
+    counts = classic.count_words(corpus("taylorswift.txt"))
+    dict_text = "".join(f"{word} {count}\n" for word, count in counts.items())
+    infile = codecs.getreader("utf-8")(io.BytesIO(dict_text.encode("utf-8")))
+    outfile = io.StringIO()
+    with contextlib.redirect_stderr(io.StringIO()):
+        learn_bpe.learn_bpe(infile, outfile, 500, is_dict=True)
+    expected = [tuple(line.split(" ")) for line in outfile.getvalue().split("\n")[1:] if line]
+    assert classic.learn(classic.parse_word_counts(dict_text), 500) == expected
+
+
+def test_lines_split_like_subword_nmt_command_line():
+    # codecs (subword-nmt's reader) breaks lines at \x0c, \x1e, \x85, \u2028 too, keeping the
+    # break character on the line; `strip('\r\n ')` then leaves it inside the word.
+    text = "ab\x0cab ab\u2028abc abc\x1eab\r\nab\x85 x\tab ab\n" * 3
+    assert classic.learn(text, 20, min_frequency=1) == subword_nmt_learn(text, 20, min_frequency=1)
+    assert classic.count_words(text)["ab\x0c"] == 3
+
+
+words = st.text(alphabet="abcde", min_size=1, max_size=8)
+lines = st.lists(words, min_size=0, max_size=12).map(" ".join)
+texts = st.lists(lines, min_size=1, max_size=12).map("\n".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=texts, num_merges=st.integers(0, 40), min_frequency=st.integers(1, 3))
+def test_merges_match_subword_nmt_on_tie_heavy_texts(text, num_merges, min_frequency):
+    if not any(len(word) > 1 for word in text.split()):
+        return  # subword-nmt crashes (max() of no pairs); we learn nothing
+    assert classic.learn(text, num_merges, min_frequency) == subword_nmt_learn(
+        text, num_merges, min_frequency=min_frequency
+    )
+
+
+def recount(word_counts: Counter[str], merges: list[tuple[str, str]]) -> Counter[tuple[str, str]]:
+    """Pair counts after `merges`, recomputed from scratch (the trace's oracle)."""
+    pairs: Counter[tuple[str, str]] = Counter()
+    for word, count in word_counts.items():
+        symbols = classic.word_symbols(word)
+        for left, right in merges:
+            symbols = classic._merge_symbols(symbols, left, right)
+        for pair in pairwise(symbols):
+            pairs[pair] += count
+    return pairs
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=texts)
+def test_trace_counts_equal_full_recount_at_every_step(text):
+    word_counts = classic.count_words(text)
+    done: list[tuple[str, str]] = []
+    for step in classic.learn_steps(text, 30, min_frequency=1, top=5):
+        counts = recount(word_counts, done)
+        ranked = sorted(((c, p) for p, c in counts.items() if c > 0), reverse=True)
+        assert step["step"] == len(done)
+        assert step["top_pairs"] == [(p, c) for c, p in ranked[:5]]
+        assert (step["pair"], step["count"]) == step["top_pairs"][0]
+        assert step["n_tied"] == sum(1 for c, _ in ranked if c == step["count"]) - 1
+        assert step["tied_with"] == [p for c, p in ranked[1:5] if c == step["count"]]
+        done.append(step["pair"])
+
+
+def test_trace_of_the_seed_sentence():
+    steps = list(classic.learn_steps("nation station ration", 3, top=3))
+    # 'a t', 't i', 'i o', 'o n</w>' all occur 3 times: the lexically largest, 't i', wins.
+    assert steps[0]["pair"] == ("t", "i") and steps[0]["count"] == 3
+    assert steps[0]["tied_with"] == [("o", "n</w>"), ("i", "o")]
+    assert steps[0]["n_tied"] == 3
+    assert [s["pair"] for s in steps] == classic.learn("nation station ration", 3)
+
+
+@pytest.fixture(scope="module")
+def codes_file(tmp_path_factory, taylorswift) -> Path:
+    path = tmp_path_factory.mktemp("classic") / "codes.txt"
+    classic.write_codes(path, classic.learn(taylorswift, 2000))
+    return path
+
+
+@pytest.mark.parametrize("separator", ["@@", None])
+def test_apply_identical_to_subword_nmt_on_held_out_text(codes_file, separator):
+    held_out = corpus("tinyshakespeare.txt", 40_000) + corpus("pg_en_medium.txt", 40_000, start=3_000_000)
+    held_out += corpus("udhr_sample.txt", 10_000) + "  lead  and trail \n\n   \nend"
+    merges = classic.read_codes(codes_file)
+    expected = subword_nmt_apply(codes_file, held_out, separator or "")
+    assert classic.apply(held_out, merges, separator) == expected
+    if separator:
+        assert "@@ " in expected
+
+
+def test_codes_file_format_round_trips_and_reads_subword_nmt_output(tmp_path, taylorswift):
+    merges = classic.learn(taylorswift, 300)
+    path = tmp_path / "codes.txt"
+    classic.write_codes(path, merges)
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("#version: 0.2\n") and text.count("\n") == 301
+    assert classic.read_codes(path) == merges
+    outfile = io.StringIO()
+    with contextlib.redirect_stderr(io.StringIO()):
+        learn_bpe.learn_bpe(codecs.getreader("utf-8")(io.BytesIO(taylorswift.encode())), outfile, 300)
+    assert outfile.getvalue() == text
+    assert [p.name for p in tmp_path.iterdir()] == ["codes.txt"]  # no temp file left behind
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("a b\n", "header"),
+        ("#version: 0.1\na b\n", "version 0.1"),
+        ("#version: 0.2\na b\nabc\n", ":3"),
+    ],
+)
+def test_bad_codes_raise_value_error(text, problem):
+    with pytest.raises(ValueError, match=problem):
+        classic.parse_codes(text, "codes.txt")
+
+
+def test_bad_arguments_raise_value_error():
+    with pytest.raises(ValueError, match="num_merges"):
+        classic.learn("a b", -1)
+    with pytest.raises(ValueError, match="min_frequency"):
+        classic.learn("a b", 5, min_frequency=0)
+    with pytest.raises(ValueError, match=":2"):
+        classic.parse_word_counts("low 5\nlower five\n")
+    with pytest.raises(ValueError, match="cannot be written"):
+        classic.format_codes([("a b", "c")])
+    assert classic.learn("a b c", 10) == []  # no pairs: nothing to learn (subword-nmt crashes)
+
+
+def test_cli_learn_then_apply(tmp_path, capsys, monkeypatch, taylorswift):
+    source = tmp_path / "in.txt"
+    source.write_text(taylorswift, encoding="utf-8")
+    codes = tmp_path / "codes.txt"
+    assert main(["classic", "learn", "--merges", "500", str(source), "-o", str(codes)]) == 0
+    assert classic.read_codes(codes) == classic.learn(taylorswift, 500)
+
+    sample = "Taylor Swift's lowest-charting re-recordings\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(sample.encode("utf-8")), encoding="utf-8"))
+    assert main(["classic", "apply", "--codes", str(codes), "--separator", "@@"]) == 0
+    assert capsys.readouterr().out == subword_nmt_apply(codes, sample, "@@")
+
+    out = tmp_path / "out.txt"
+    assert main(["classic", "apply", "--codes", str(codes), str(source), "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == classic.apply(taylorswift, classic.read_codes(codes))
+
+    assert main(["classic", "apply", "--codes", str(source), str(source)]) == 2
+    assert "header" in capsys.readouterr().err

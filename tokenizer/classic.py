@@ -1,0 +1,419 @@
+"""Classic BPE (Sennrich et al., 2016), merge-for-merge identical to `subword-nmt`.
+
+Words are the space-separated strings of each line; a word is its characters with `</w>`
+glued to the last one (`low` -> `l o w</w>`, subword-nmt's codes version 0.2). Learning
+repeatedly merges the most frequent adjacent symbol pair, counted over word frequencies;
+ties go to the lexically largest pair (subword-nmt takes `max((count, pair))`). It stops
+after `num_merges` merges or when the best pair occurs fewer than `min_frequency` times.
+
+Where subword-nmt rescans a pruned dict for its maximum, this uses a max-heap with lazy
+deletion (an entry is trusted only if it still holds the pair's current count) and a
+reverse index pair -> words, so each merge touches only the words that contain the pair.
+
+Lines are split as subword-nmt's command line reads files (`codecs`, i.e.
+`str.splitlines`, which also breaks at \\x0b, \\x0c, \\x1c-\\x1e, \\x85, \\u2028, \\u2029); a
+line is stripped of `\\r`, `\\n` and spaces at both ends and split at single spaces only, so
+tabs and other whitespace stay inside words.
+
+Known differences, all where subword-nmt departs from its own algorithm: it crashes on a
+corpus without any pair and on a codes file without merges (here: no merges); its merge
+step is a regex over the space-joined word whose `(?<!\\S)`/`(?!\\S)` guards can also
+fire next to a tab or other non-space whitespace *inside* a symbol, and its pruned
+statistics can lose counts when two merge paths make the same symbol string. Neither
+happens on the test corpora (see tests/test_classic.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import re
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from .formats import atomic_write_text
+
+END_OF_WORD = "</w>"
+CODES_HEADER = "#version: 0.2"
+TIE_RULE = "lexically largest pair (subword-nmt)"
+
+Pair = tuple[str, str]
+
+
+# ----- corpus -> word counts ---------------------------------------------------------------
+
+
+def words_of_line(line: str) -> list[str]:
+    """subword-nmt's word split: strip `\\r\\n ` at the ends, split at single spaces."""
+    return [word for word in line.strip("\r\n ").split(" ") if word]
+
+
+def count_words(corpus: str | Iterable[str]) -> Counter[str]:
+    """Word frequencies of a text (split into lines as subword-nmt does) or of an iterable of lines."""
+    lines = corpus.splitlines(keepends=True) if isinstance(corpus, str) else corpus
+    counts: Counter[str] = Counter()
+    for line in lines:
+        counts.update(words_of_line(line))
+    return counts
+
+
+def parse_word_counts(text: str, source: str = "<string>") -> Counter[str]:
+    """subword-nmt's `--dict-input` format: one `word count` line each, counts summed."""
+    counts: Counter[str] = Counter()
+    for lineno, line in enumerate(text.splitlines(keepends=True), start=1):
+        parts = line.strip("\r\n ").split(" ")
+        if len(parts) != 2 or not parts[0]:
+            raise ValueError(f"{source}:{lineno}: expected 'word count', got {line.rstrip()!r}")
+        try:
+            count = int(parts[1])
+        except ValueError:
+            raise ValueError(f"{source}:{lineno}: count {parts[1]!r} is not an integer") from None
+        if count < 0:
+            raise ValueError(f"{source}:{lineno}: negative count {count}")
+        counts[parts[0]] += count
+    return counts
+
+
+def word_symbols(word: str) -> tuple[str, ...]:
+    """`low` -> ('l', 'o', 'w</w>'): characters, the end-of-word marker glued to the last."""
+    return (*word[:-1], word[-1] + END_OF_WORD)
+
+
+# ----- learning ----------------------------------------------------------------------------
+
+
+def _descending(symbol: str) -> tuple[int, ...]:
+    """A key that sorts strings in reverse order (the terminator 1 puts longer strings first)."""
+    return (*(-ord(c) for c in symbol), 1)
+
+
+def _merge_symbols(symbols: tuple[str, ...], left: str, right: str) -> tuple[str, ...]:
+    """Replace occurrences of (left, right) left to right, non-overlapping (`a a a` -> `aa a`)."""
+    merged = left + right
+    out: list[str] = []
+    i, n = 0, len(symbols)
+    while i < n:
+        if i < n - 1 and symbols[i] == left and symbols[i + 1] == right:
+            out.append(merged)
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return tuple(out)
+
+
+class _Learner:
+    """Pair counts over word frequencies, a lazy max-heap and a reverse index pair -> words."""
+
+    def __init__(self, word_counts: Mapping[str, int]) -> None:
+        self.words = [word_symbols(word) for word in word_counts]
+        self.freqs = list(word_counts.values())
+        self.counts: dict[Pair, int] = defaultdict(int)
+        self.where: dict[Pair, set[int]] = defaultdict(set)
+        for index, (symbols, freq) in enumerate(zip(self.words, self.freqs, strict=True)):
+            for pair in pairwise(symbols):
+                self.counts[pair] += freq
+                self.where[pair].add(index)
+        self.counts = {pair: count for pair, count in self.counts.items() if count > 0}
+        self.pairs_with_count = Counter(self.counts.values())
+        self._keys: dict[str, tuple[int, ...]] = {}
+        self.heap = [(-count, self._key(pair), pair) for pair, count in self.counts.items()]
+        heapq.heapify(self.heap)
+
+    def _key(self, pair: Pair) -> tuple[int, ...]:
+        keys = self._keys
+        left = keys.get(pair[0]) or keys.setdefault(pair[0], _descending(pair[0]))
+        right = keys.get(pair[1]) or keys.setdefault(pair[1], _descending(pair[1]))
+        return left + right
+
+    def top(self, k: int) -> list[tuple[Pair, int]]:
+        """The k best (pair, count), best first: highest count, then lexically largest pair.
+
+        Heap entries hold a count at least the pair's current one (every increase pushes a
+        new entry); an entry whose count has since fallen is re-pushed with the current one.
+        """
+        found: list[tuple[int, tuple[int, ...], Pair]] = []
+        seen: set[Pair] = set()
+        heap, counts = self.heap, self.counts
+        while heap and len(found) < k:
+            entry = heapq.heappop(heap)
+            pair = entry[2]
+            current = counts.get(pair, 0)
+            if -entry[0] == current and pair not in seen:
+                found.append(entry)
+                seen.add(pair)
+            elif -entry[0] > current > 0:
+                heapq.heappush(heap, (-current, entry[1], pair))
+        for entry in found:
+            heapq.heappush(heap, entry)
+        return [(entry[2], -entry[0]) for entry in found]
+
+    def merge(self, pair: Pair) -> None:
+        """Merge `pair` in every word that has it and update counts, index and heap."""
+        left, right = pair
+        delta: dict[Pair, int] = defaultdict(int)
+        for index in self.where.pop(pair, ()):
+            symbols = self.words[index]
+            new_symbols = _merge_symbols(symbols, left, right)
+            if len(new_symbols) == len(symbols):
+                continue  # stale index entry: the pair left this word in an earlier merge
+            freq = self.freqs[index]
+            for old in pairwise(symbols):
+                delta[old] -= freq
+            for new in pairwise(new_symbols):
+                delta[new] += freq
+                self.where[new].add(index)
+            self.words[index] = new_symbols
+        for changed, change in delta.items():
+            if change:
+                self._set_count(changed, self.counts.get(changed, 0) + change)
+
+    def _set_count(self, pair: Pair, count: int) -> None:
+        old = self.counts.get(pair, 0)
+        self.pairs_with_count[old] -= 1
+        self.pairs_with_count[count] += 1
+        if count > 0:
+            self.counts[pair] = count
+            if count > old:
+                heapq.heappush(self.heap, (-count, self._key(pair), pair))
+        else:
+            self.counts.pop(pair, None)
+
+
+def _word_counts(corpus: str | Iterable[str] | Mapping[str, int]) -> Mapping[str, int]:
+    if isinstance(corpus, Mapping):
+        bad = [word for word in corpus if not isinstance(word, str) or not word or " " in word]
+        if bad:
+            raise ValueError(f"word counts: {bad[0]!r} is not a word (non-empty, without spaces)")
+        return corpus
+    return count_words(corpus)
+
+
+def merges_budget(word_counts: Mapping[str, int], num_merges: int, total_symbols: bool) -> int:
+    """subword-nmt's `--total-symbols`: subtract the distinct word-internal and word-final symbols."""
+    if not total_symbols:
+        return num_merges
+    internal = {char for word in word_counts for char in word[:-1]}
+    final = {word[-1] + END_OF_WORD for word in word_counts}
+    return num_merges - len(internal) - len(final)
+
+
+def learn_steps(
+    corpus: str | Iterable[str] | Mapping[str, int],
+    num_merges: int,
+    min_frequency: int = 2,
+    *,
+    total_symbols: bool = False,
+    top: int = 10,
+) -> Iterator[dict[str, Any]]:
+    """Learn merge by merge, yielding a trace dict per merge (for the Learn view and tests).
+
+    Each dict: `step` (0-based), `pair`, `count`, `tied_with` (other pairs with the same
+    count among the `top` shown, which lost because they are lexically smaller), `n_tied`
+    (how many pairs in all had that count, besides the winner), `top_pairs` (the `top`
+    best (pair, count) before the merge, the winner first) and `tie_rule`.
+    `corpus` is a text, an iterable of lines, or a mapping word -> count.
+    """
+    if num_merges < 0:
+        raise ValueError(f"num_merges must be >= 0, got {num_merges}")
+    if min_frequency < 1:
+        raise ValueError(f"min_frequency must be >= 1, got {min_frequency}")
+    word_counts = _word_counts(corpus)
+    budget = merges_budget(word_counts, num_merges, total_symbols)
+    learner = _Learner(word_counts)
+    for step in range(budget):
+        best = learner.top(max(top, 1))
+        if not best or best[0][1] < min_frequency:
+            return
+        pair, count = best[0]
+        yield {
+            "step": step,
+            "pair": pair,
+            "count": count,
+            "tied_with": [other for other, c in best[1:top] if c == count],
+            "n_tied": learner.pairs_with_count[count] - 1,
+            "top_pairs": best[:top],
+            "tie_rule": TIE_RULE,
+        }
+        learner.merge(pair)
+
+
+def learn(
+    corpus: str | Iterable[str] | Mapping[str, int],
+    num_merges: int,
+    min_frequency: int = 2,
+    *,
+    total_symbols: bool = False,
+) -> list[Pair]:
+    """The merges `subword-nmt learn-bpe -s num_merges --min-frequency min_frequency` writes."""
+    steps = learn_steps(corpus, num_merges, min_frequency, total_symbols=total_symbols, top=1)
+    return [step["pair"] for step in steps]
+
+
+# ----- codes files -------------------------------------------------------------------------
+
+
+def format_codes(merges: Iterable[Pair]) -> str:
+    """subword-nmt's codes text: the version header, then one `left right` line per merge."""
+    lines = [CODES_HEADER + "\n"]
+    for i, (left, right) in enumerate(merges):
+        for symbol in (left, right):
+            if not symbol or " " in symbol or "\n" in symbol:
+                raise ValueError(f"merge {i}: symbol {symbol!r} cannot be written (empty, space or newline)")
+        lines.append(f"{left} {right}\n")
+    return "".join(lines)
+
+
+def parse_codes(text: str, source: str = "<string>") -> list[Pair]:
+    """Read codes text as subword-nmt does (lines split at `\\n` only); version 0.2 only."""
+    lines = text.rstrip("\n").split("\n")
+    first = lines[0] if lines else ""
+    if not first.startswith("#version:"):
+        raise ValueError(f"{source}: no '#version: 0.2' header (version 0.1 codes are not supported)")
+    version = re.sub(r"(\.0+)*$", "", first.split()[-1])
+    if version != "0.2":
+        raise ValueError(f"{source}: codes version {version} is not supported (only 0.2)")
+    merges: list[Pair] = []
+    for lineno, line in enumerate(lines[1:], start=2):
+        parts = line.strip("\r\n ").split(" ")
+        if len(parts) != 2 or not all(parts):
+            raise ValueError(f"{source}:{lineno}: expected 'left right', got {line!r}")
+        merges.append((parts[0], parts[1]))
+    return merges
+
+
+def write_codes(path: str | Path, merges: Iterable[Pair]) -> None:
+    atomic_write_text(path, format_codes(merges))
+
+
+def read_codes(path: str | Path) -> list[Pair]:
+    return parse_codes(_read_utf8(path), str(path))
+
+
+# ----- applying ----------------------------------------------------------------------------
+
+
+class Segmenter:
+    """Applies merges as `subword-nmt apply-bpe` does: in each word, repeatedly merge every
+    occurrence (left to right) of the pair that comes first in the merge list."""
+
+    def __init__(self, merges: Iterable[Pair], separator: str | None = None) -> None:
+        self.ranks: dict[Pair, int] = {}
+        for rank, pair in enumerate(merges):
+            self.ranks.setdefault(tuple(pair), rank)  # a repeated merge keeps its first rank
+        self.separator = separator or ""
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def segment_word(self, word: str) -> tuple[str, ...]:
+        """`lower` -> ('low', 'er') for merges that make them; no `</w>` in the output."""
+        cached = self._cache.get(word)
+        if cached is not None:
+            return cached
+        if len(word) == 1:
+            return (word,)
+        ranks = self.ranks
+        symbols = word_symbols(word)
+        while len(symbols) > 1:
+            ranked = [(ranks[pair], pair) for pair in pairwise(symbols) if pair in ranks]
+            if not ranked:
+                break
+            pair = min(ranked)[1]
+            symbols = _merge_symbols(symbols, *pair)
+        result = (*symbols[:-1], symbols[-1][: -len(END_OF_WORD)])
+        self._cache[word] = result
+        return result
+
+    def apply_line(self, line: str) -> str:
+        """One line: words segmented and joined by single spaces, non-final units marked with
+        the separator; leading and trailing `\\r\\n ` kept as they were."""
+        body = line.lstrip("\r\n ")
+        out = line[: len(line) - len(body)]
+        units: list[str] = []
+        for word in words_of_line(line):
+            pieces = self.segment_word(word)
+            units.extend(piece + self.separator for piece in pieces[:-1])
+            units.append(pieces[-1])
+        out += " ".join(units)
+        trailing = len(line) - len(line.rstrip("\r\n "))
+        if trailing and trailing != len(line):
+            out += line[-trailing:]
+        return out
+
+    def apply(self, text: str) -> str:
+        return "".join(self.apply_line(line) for line in text.splitlines(keepends=True))
+
+
+def apply(text: str, merges: Iterable[Pair], separator: str | None = None) -> str:
+    """Segment `text` with `merges`; `separator="@@"` gives subword-nmt's default output,
+    None (or "") leaves the units of a word separated by spaces only."""
+    return Segmenter(merges, separator).apply(text)
+
+
+# ----- command line ------------------------------------------------------------------------
+
+
+def _read_utf8(path: str | Path) -> str:
+    data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not valid UTF-8 at byte offset {e.start}") from None
+
+
+def cmd_learn(args: argparse.Namespace) -> int:
+    counts: Counter[str] = Counter()
+    for path in args.inputs:
+        text = _read_utf8(path)
+        counts.update(parse_word_counts(text, str(path)) if args.dict_input else count_words(text))
+    merges = learn(counts, args.merges, args.min_frequency, total_symbols=args.total_symbols)
+    codes = format_codes(merges)
+    if args.output == "-":
+        sys.stdout.write(codes)
+    else:
+        atomic_write_text(args.output, codes)
+    if len(merges) < merges_budget(counts, args.merges, args.total_symbols):
+        print(
+            f"stopped after {len(merges)} merges: no pair occurs >= {args.min_frequency} times",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    merges = read_codes(args.codes)
+    result = apply(_read_utf8(args.input), merges, args.separator)
+    if args.output is None:
+        sys.stdout.write(result)
+    else:
+        atomic_write_text(args.output, result)
+    return 0
+
+
+def add_subcommands(subparsers: Any) -> None:
+    """`python -m tokenizer classic learn|apply ...`."""
+    parser = subparsers.add_parser("classic", help="classic BPE (Sennrich et al. 2016), same as subword-nmt")
+    sub = parser.add_subparsers(dest="classic_command", required=True)
+
+    p = sub.add_parser("learn", help="learn merges, write a subword-nmt codes file")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files ('-' for stdin)")
+    p.add_argument("--merges", "-s", type=int, required=True, help="number of merges to learn")
+    p.add_argument(
+        "--min-frequency", type=int, default=2, help="stop when no pair occurs this often (default 2)"
+    )
+    p.add_argument(
+        "--total-symbols", "-t", action="store_true", help="subtract the character count from --merges"
+    )
+    p.add_argument("--dict-input", action="store_true", help="inputs are 'word count' lines")
+    p.add_argument("--output", "-o", required=True, help="codes file to write ('-' for stdout)")
+    p.set_defaults(func=cmd_learn)
+
+    p = sub.add_parser("apply", help="segment text with a codes file")
+    p.add_argument("input", nargs="?", default="-", metavar="INPUT", help="UTF-8 text file (default: stdin)")
+    p.add_argument("--codes", "-c", required=True, help="codes file (subword-nmt format, version 0.2)")
+    p.add_argument("--separator", "-s", default=None, help="mark non-final units, e.g. @@ (default: none)")
+    p.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
+    p.set_defaults(func=cmd_apply)
