@@ -14,15 +14,16 @@ key is never worse than the truth; a popped entry is checked and pushed back if 
 so stored keys stay lower bounds and the check on pop recomputes it. `lexical` ties
 use (-count, pair): smallest (left id, right id), as rustbpe.
 
-The words containing a pair are found from a candidate list: for a pair of two bytes,
-the words that held it at the start; otherwise the words where its newer token was
-made (all of the pair's occurrences appeared then). Both lists are ascending.
+Each pair keeps the ascending list of words that held it when it appeared (all its
+occurrences appear at once: when its newer token is made). Words that lost the pair
+later are skipped when met, not removed.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import sys
 import time
@@ -78,51 +79,62 @@ def learn_merges(
         if len(data) > 1:  # single bytes hold no pair
             words.append(data.decode("latin-1"))
             wcounts.append(n)
-    trainer = _HeapTrainer(words, wcounts, tie_break == "first", min_frequency)
-    t1 = time.perf_counter()
-    result = trainer.run(num_merges, progress, trace)
-    t2 = time.perf_counter()
+    with _no_gc():
+        trainer = _HeapTrainer(words, wcounts, tie_break == "first", min_frequency)
+        t1 = time.perf_counter()
+        result = trainer.run(num_merges, progress, trace)
+        t2 = time.perf_counter()
     result.seconds = {"index": round(t1 - t0, 3), "merge": round(t2 - t1, 3)}
     return result
 
 
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: the trainer makes no cycles, but millions of heap
+    tuples and lists, and full collections over them cost more than the merging itself (6x)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class _HeapTrainer:
+    """The merge loop's state. pc: pair -> count (pairs rarer than min_frequency are dropped:
+    counts never rise). where: pair -> [scratch, word, word, ...], the ascending words that
+    held the pair when it appeared (some may have lost it since); slot 0 is scratch space."""
+
     def __init__(self, words: list[str], wcounts: list[int], first: bool, min_frequency: int) -> None:
         self.words, self.wcounts = words, wcounts
         self.first, self.min_frequency = first, min_frequency
         self.token_len = [1] * 256  # bytes per token id
-        self.made: list[list[int]] = []  # id 256+i -> words where it was made (ascending)
-        pc: dict[str, int] = {}
         where: dict[str, list[int]] = {}
+        get = where.get
         for w, s in enumerate(words):
             c = wcounts[w]
             for i in range(len(s) - 1):
-                p = s[i : i + 2]
-                v = pc.get(p)
-                if v is None:
-                    pc[p] = c
-                    where[p] = [w]
+                k = s[i : i + 2]
+                e = get(k)
+                if e is None:
+                    where[k] = [c, w]
                 else:
-                    pc[p] = v + c
-                    lst = where[p]
-                    if lst[-1] != w:
-                        lst.append(w)
-        self.pc = {p: c for p, c in pc.items() if c >= min_frequency}
-        self.where = {p: where[p] for p in self.pc}
+                    e[0] += c
+                    if e[-1] != w:
+                        e.append(w)
+        self.where = {k: e for k, e in where.items() if e[0] >= min_frequency}
+        self.pc = {k: e[0] for k, e in self.where.items()}
         if first:
-            self.heap = [(-c, self.where[p][0], 0, p) for p, c in self.pc.items()]
+            self.heap = [(-e[0], e[1], 0, k) for k, e in self.where.items()]
         else:
-            self.heap = [(-c, p, self.where[p][0]) for p, c in self.pc.items()]
+            self.heap = [(-e[0], k, e[1]) for k, e in self.where.items()]
         heapify(self.heap)
-
-    def candidates(self, p: str) -> list[int]:
-        newer = max(ord(p[0]), ord(p[1]))
-        return self.where[p] if newer < 256 else self.made[newer - 256]
 
     def earliest(self, p: str, w_low: int) -> tuple[int, int]:
         """(word, byte offset) of the first live occurrence of p, searching from word w_low."""
-        words, cands = self.words, self.candidates(p)
-        for j in range(bisect_left(cands, w_low), len(cands)):
+        words, cands = self.words, self.where[p]
+        for j in range(bisect_left(cands, w_low, 1), len(cands)):
             w = cands[j]
             q = words[w].find(p)
             if q >= 0:
@@ -139,6 +151,7 @@ class _HeapTrainer:
             if c < min_frequency:  # counts never rise: this pair is out for good
                 heappop(heap)
                 pc.pop(p, None)
+                self.where.pop(p, None)
                 continue
             if c != -top[0]:
                 heapreplace(heap, (-c, *top[1:]))
@@ -161,6 +174,7 @@ class _HeapTrainer:
             if c < self.min_frequency:
                 heappop(heap)
                 pc.pop(p, None)
+                self.where.pop(p, None)
             elif c != -top[0]:
                 heapreplace(heap, (-c, *top[1:]))
             else:
@@ -218,18 +232,16 @@ class _HeapTrainer:
         """Replace p by x in every word holding it; update counts of the neighbouring pairs."""
         words, wcounts, pc = self.words, self.wcounts, self.pc
         get = pc.get
-        fresh: dict[str, int] = {}
+        fresh: dict[str, list[int]] = {}  # new pair -> [count, word, word, ...]
         fget = fresh.get
-        changed: list[int] = []
-        cands = self.candidates(p)
-        for j in range(bisect_left(cands, w_low), len(cands)):
+        cands = self.where.pop(p)
+        for j in range(bisect_left(cands, w_low, 1), len(cands)):
             w = cands[j]
             s = words[w]
             t = s.replace(p, x)
-            if t is s:
+            if t is s:  # the word lost p to an earlier merge
                 continue
             words[w] = t
-            changed.append(w)
             c = wcounts[w]
             n = len(s)
             if n - len(t) == 1:  # one occurrence: the common case
@@ -240,14 +252,26 @@ class _HeapTrainer:
                     if v is not None:
                         pc[k] = v - c
                     k = t[i - 1 : i + 1]
-                    fresh[k] = fget(k, 0) + c
+                    e = fget(k)
+                    if e is None:
+                        fresh[k] = [c, w]
+                    else:
+                        e[0] += c
+                        if e[-1] != w:
+                            e.append(w)
                 if i + 2 < n:
                     k = s[i + 1 : i + 3]
                     v = get(k)
                     if v is not None:
                         pc[k] = v - c
                     k = t[i : i + 2]
-                    fresh[k] = fget(k, 0) + c
+                    e = fget(k)
+                    if e is None:
+                        fresh[k] = [c, w]
+                    else:
+                        e[0] += c
+                        if e[-1] != w:
+                            e.append(w)
                 continue
             # Several occurrences. Lost: the pairs overlapping an occurrence (the one
             # between two adjacent occurrences only once). Gained: the pairs holding x.
@@ -269,24 +293,29 @@ class _HeapTrainer:
             m = len(t)
             q = t.find(x)
             while q >= 0:
-                if q and t[q - 1] != x:
-                    k = t[q - 1 : q + 1]
-                    fresh[k] = fget(k, 0) + c
-                if q + 1 < m:
-                    k = t[q : q + 2]
-                    fresh[k] = fget(k, 0) + c
+                for k in (
+                    t[q - 1 : q + 1] if q and t[q - 1] != x else None,
+                    t[q : q + 2] if q + 1 < m else None,
+                ):
+                    if k is None:
+                        continue
+                    e = fget(k)
+                    if e is None:
+                        fresh[k] = [c, w]
+                    else:
+                        e[0] += c
+                        if e[-1] != w:
+                            e.append(w)
                 q = t.find(x, q + 1)
         pc.pop(p, None)
-        if max(ord(p[0]), ord(p[1])) < 256:
-            del self.where[p]
-        self.made.append(changed)
-        min_frequency, heap = self.min_frequency, self.heap
-        if changed:
-            w0 = changed[0]
-            for k, v in fresh.items():
-                if v >= min_frequency:
-                    pc[k] = v
-                    heappush(heap, (-v, w0, 0, k) if self.first else (-v, k, w0))
+        min_frequency, heap, where = self.min_frequency, self.heap, self.where
+        first = self.first
+        for k, e in fresh.items():
+            v = e[0]
+            if v >= min_frequency:
+                pc[k] = v
+                where[k] = e
+                heappush(heap, (-v, e[1], 0, k) if first else (-v, k, e[1]))
 
     def trace_step(self, step: int, p: str, new_id: int, count: int, tied: bool) -> dict[str, Any]:
         """What a step-through view shows; recounts everything (only done when tracing)."""
