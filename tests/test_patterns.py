@@ -137,13 +137,32 @@ def test_re_engine_equals_regex_with_lone_surrogates(text):
     assert_same_split(text)
 
 
+BMP_AND_SOME_ASTRAL = "".join(
+    map(chr, [*range(0xD800), *range(0xE000, 0x10000), *range(0x10000, 0x110000, 101)])
+)
+
+
 def test_case_insensitive_contractions_match_regex():
     for text in ["'ſ", "'S", "'ſT", "'K", "'\u212a", "'Ll", "'LL", "'ſſ", "'İ", "'ı", "DON'T", "x'RE'VE'M"]:
         for name in ("cl100k", "o200k"):
             assert compile_pattern(name, engine="re").findall(text) == regex.findall(PATTERNS[name], text)
-    dotted = "iIıİ i\u0307 I\u0307 x"
-    for pattern in (r"(?i:i)|[\s\S]", r"(?i:I)|[\s\S]", r"(?i)ii|[^\s]|\s"):
-        assert compile_pattern(pattern, engine="re").findall(dotted) == regex.findall(pattern, dotted)
+    dotted = "iIıİ i\u0307 I\u0307 xXkK\u212asSſ"
+    for pattern in (
+        r"(?i:i)|[\s\S]",
+        r"(?i:I)|[\s\S]",
+        r"(?i)ii|[^\s]|\s",
+        r"(?i)[a-z]+|[^a-z]",
+        r"(?i)[A-Z]+|[^A-Z]+",
+        r"(?i)[iI]+|[^iI]+",
+        r"(?i)[h-j]|[\S]|\s",
+        r"(?i:[^j-z]+)|[\s\S]",
+        r"(?i:[^a-i]+)|[\s\S]",
+        r"(?i:[^\s\d]+)|[\s\S]",
+    ):
+        for text in (dotted, BMP_AND_SOME_ASTRAL):
+            assert compile_pattern(pattern, engine="re").findall(text) == regex.findall(pattern, text), (
+                pattern
+            )
 
 
 CUSTOM = [
@@ -220,7 +239,6 @@ def test_non_empty_patterns_are_accepted(engine):
         ("(?:ab){e<=1}", "fuzzy"),
         (r"(?i)\p{Lu}", "case-insensitive"),
         ("(?i)é", "case-insensitive"),
-        ("(?i)[a-z]+", "i or I"),
         (r"\p{Script=Latin}", "general-category"),
         (r"\p{Han}", "unsupported property"),
     ],

@@ -510,16 +510,35 @@ class _Translator:
             else:
                 self.note_literal(low, low)
                 ranges.append((low, low))
-        if self.ignorecase[-1] and any(a <= ord(c) <= b for a, b in ranges for c in "iI"):
-            raise self.error("a case-insensitive class with i or I differs between re and regex")
         ranges = _merge(ranges)
+        overmatched = self.dotted_dotless_fix(ranges) if self.ignorecase[-1] else None
         if self.bmp_only:
             ranges = _clip_to_bmp(ranges)
         if not ranges:
             top = BMP_END if self.bmp_only else MAX_CODE_POINT
-            self.out.append(f"[\\x00-{_escape_code_point(top)}]" if negated else "[^\\x00-\\U0010ffff]")
+            body = f"[\\x00-{_escape_code_point(top)}]" if negated else "[^\\x00-\\U0010ffff]"
         else:
-            self.out.append(f"[{'^' if negated else ''}{_class_body(ranges)}]")
+            body = f"[{'^' if negated else ''}{_class_body(ranges)}]"
+        if overmatched and negated:  # re's [^..] misses what its [..] wrongly matches
+            body = f"(?:(?-i:{overmatched})|{body})"
+        elif overmatched:
+            body = f"(?:(?-i:(?!{overmatched})){body})"
+        self.out.append(body)
+
+    def dotted_dotless_fix(self, ranges: Ranges) -> str | None:
+        """The char re's case-insensitive class matches but regex's doesn't, if any.
+
+        With i but not I in a class, re also matches dotless ı; with I but not i, dotted İ
+        (regex follows simple case folding). Other ASCII letters agree.
+        """
+        present = "".join(c for c in "iI\u0131\u0130" if any(a <= ord(c) <= b for a, b in ranges))
+        if present in ("i", "i\u0130"):
+            return "\\u0131"
+        if present in ("I", "I\u0131"):
+            return "\\u0130"
+        if present in ("\u0131", "\u0130"):
+            raise self.error("case-insensitive matching of non-ASCII characters differs between re and regex")
+        return None
 
     def class_item(self) -> int | Ranges:
         """One class member at self.pos: a code point, or ranges for a set escape."""
