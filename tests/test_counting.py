@@ -1,0 +1,193 @@
+"""Counting phase: streaming and parallel counts equal splitting the whole text at once."""
+
+from __future__ import annotations
+
+import gzip
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenizer import counting
+from tokenizer.counting import count_chunks, load_counts, save_counts
+from tokenizer.patterns import compile_pattern
+
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+SPLIT_PATTERNS = ["gpt2", "gpt4", "o200k", r"\w+|[^\w\s]+|\s+(?!\S)|\s+$", r"\p{L}+|\p{N}"]
+
+
+def corpus_file(name: str) -> Path:
+    path = CORPORA / name
+    if not path.exists():
+        pytest.skip(f"corpus {name} not found at {path}")
+    return path
+
+
+def whole_text_counts(text: str, pattern: str) -> list[tuple[str, int]]:
+    counts = Counter(compile_pattern(pattern).findall(text))
+    counts.pop("", None)
+    return list(counts.items())
+
+
+@pytest.mark.parametrize("name", ["taylorswift.txt", "emoji_sequences.txt"])
+@pytest.mark.parametrize("pattern", SPLIT_PATTERNS)
+def test_streamed_blocks_equal_whole_text_on_corpora(name, pattern):
+    path = corpus_file(name)
+    want = whole_text_counts(path.read_text(encoding="utf-8"), pattern)
+    got, _ = counting._count_range(path, 0, path.stat().st_size, pattern, block_size=1000)
+    assert list(got.items()) == want  # same counts, same first-occurrence order
+
+
+@pytest.mark.parametrize("name", ["tinyshakespeare.txt", "udhr_sample.txt", "code_python.txt"])
+def test_worker_ranges_equal_whole_text_on_corpora(name, tmp_path):
+    text = corpus_file(name).read_text(encoding="utf-8")[:400_000]
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    cuts = counting._range_cuts(path, 8)
+    assert len(cuts) > 4
+    for pattern in ["gpt2", "gpt4", "o200k"]:
+        total: Counter = Counter()
+        for start, end in zip(cuts, cuts[1:], strict=False):
+            part, _ = counting._count_range(path, start, end, pattern, block_size=5000)
+            total.update(part)
+        assert list(total.items()) == whole_text_counts(text, pattern), pattern
+
+
+# Texts built to stress the cut points: whitespace runs, newlines before letters, CRLF, marks.
+stress_text = st.lists(
+    st.sampled_from(
+        [
+            "a",
+            "Ab",
+            " ",
+            "  ",
+            "\n",
+            "\r\n",
+            "\n\n",
+            "\t",
+            ".",
+            "...",
+            "'s",
+            "1234",
+            "é",
+            "\u00a0",
+            "日本",
+            "😀",
+            "x\ny",
+        ]
+    ),
+    max_size=120,
+).map("".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=stress_text, pattern=st.sampled_from(SPLIT_PATTERNS), block_size=st.integers(1, 16))
+def test_streaming_is_exact_at_any_block_size(text, pattern, block_size, tmp_path_factory):
+    path = tmp_path_factory.mktemp("stream") / "t.txt"
+    path.write_bytes(text.encode("utf-8"))
+    got, n = counting._count_range(path, 0, path.stat().st_size, pattern, block_size=block_size)
+    assert list(got.items()) == whole_text_counts(text, pattern)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=stress_text, pattern=st.sampled_from(["gpt2", "gpt4", "o200k"]))
+def test_every_cut_point_is_a_chunk_boundary(text, pattern):
+    """The cut rule (newline between visible ASCII and a letter) never splits a chunk."""
+    data = text.encode("utf-8")
+    chunks = compile_pattern(pattern).findall(text)
+    ends, pos = set(), 0
+    for chunk in chunks:
+        pos += len(chunk.encode("utf-8"))
+        ends.add(pos)
+    start = 0
+    while (at := counting._find_cut(data[start:])) >= 0:
+        assert start + at in ends
+        left = data[: start + at].decode("utf-8")
+        right = data[start + at :].decode("utf-8")
+        split = compile_pattern(pattern).findall(left) + compile_pattern(pattern).findall(right)
+        assert split == chunks
+        start += at
+
+
+def test_parallel_counts_equal_serial(tmp_path, monkeypatch):
+    text = corpus_file("tinyshakespeare.txt").read_text(encoding="utf-8")
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text(text[:300_000], encoding="utf-8")
+    b.write_text(text[300_000:600_000], encoding="utf-8")
+    monkeypatch.setattr(counting, "RANGE_MIN_BYTES", 20_000)
+    serial, s_stats = count_chunks([a, b], "gpt4", workers=1)
+    parallel, p_stats = count_chunks([a, b], "gpt4", workers=2)
+    assert list(parallel.items()) == list(serial.items())
+    assert p_stats["chunks"] == s_stats["chunks"] and p_stats["workers"] == 2
+    assert "serial_fallback" not in p_stats
+
+
+def test_a_pattern_that_looks_across_cuts_falls_back_to_serial(tmp_path, monkeypatch):
+    text = "One line.\nTwo words\nThree more words.\n" * 2000
+    path = tmp_path / "lines.txt"
+    path.write_text(text, encoding="utf-8")
+    pattern = r"\n[A-Z][a-z]*|[^\n]+|\n"  # a chunk starts with the newline: every cut splits one
+    monkeypatch.setattr(counting, "RANGE_MIN_BYTES", 5_000)
+    counts, stats = count_chunks(path, pattern, workers=2)
+    assert stats["serial_fallback"] == [str(path)]
+    assert list(counts.items()) == whole_text_counts(text, pattern)
+
+
+def test_documents_are_split_separately():
+    counts, stats = count_chunks(["ab  ", "cd"], "gpt4")
+    assert counts == {"ab": 1, "  ": 1, "cd": 1}  # joined: "ab", " ", " cd"
+    assert stats["documents"] == 2 and stats["chunks"] == 3
+    assert count_chunks(["ab ab", "ab ab"], "none")[0] == {"ab ab": 2}
+
+
+def test_min_chunk_count_prunes_rare_chunks():
+    counts, stats = count_chunks("the cat the dog the end", "gpt4", min_chunk_count=2)
+    assert counts == {" the": 2}
+    assert stats["pruned_chunks"] == 4 and stats["unique_chunks"] == 1
+
+
+def test_invalid_utf8_names_file_and_offset(tmp_path):
+    path = tmp_path / "bad.txt"
+    good = "héllo wörld\n".encode() * 50
+    path.write_bytes(good + b"\xc3\x28 tail")
+    for block_size in (7, 1 << 16):
+        with pytest.raises(ValueError, match=rf"bad.txt: not valid UTF-8 at byte offset {len(good)}"):
+            counting._count_range(path, 0, path.stat().st_size, "gpt4", block_size=block_size)
+    truncated = tmp_path / "cut.txt"
+    truncated.write_bytes(good + "é".encode()[:1])
+    with pytest.raises(ValueError, match=rf"cut.txt: not valid UTF-8 at byte offset {len(good)}"):
+        count_chunks(truncated, "gpt4")
+
+
+def test_count_table_round_trip_and_errors(tmp_path):
+    counts, stats = count_chunks("Hello, world! Hello 日本 😀 \n\n", "gpt4")
+    path = tmp_path / "c.counts"
+    save_counts(path, counts, stats)
+    loaded, meta = load_counts(path)
+    assert list(loaded.items()) == list(counts.items())
+    assert meta["pattern"] == stats["pattern"] and meta["bytes"] == stats["bytes"]
+    with pytest.raises(ValueError, match="pattern"):
+        save_counts(path, counts, {})
+    (tmp_path / "plain.txt").write_text("not gzip")
+    with pytest.raises(ValueError, match="corrupt count table"):
+        load_counts(tmp_path / "plain.txt")
+    other = tmp_path / "other.counts"
+    other.write_bytes(gzip.compress(b'{"format": "something else"}\n'))
+    with pytest.raises(ValueError, match="not a count table"):
+        load_counts(other)
+    broken = tmp_path / "broken.counts"
+    broken.write_bytes(
+        gzip.compress(b'{"format": "bpe-playground-counts", "version": 1, "pattern": "x"}\n["a", -1]\n')
+    )
+    with pytest.raises(ValueError, match="line 2"):
+        load_counts(broken)
+
+
+def test_count_table_is_compact(tmp_path):
+    path = corpus_file("taylorswift.txt")
+    counts, stats = count_chunks(path, "gpt4")
+    table = tmp_path / "t.counts"
+    save_counts(table, counts, stats)
+    assert table.stat().st_size < path.stat().st_size / 3
