@@ -183,6 +183,17 @@ CUSTOM = [
     r"(\p{L})(\p{N})?|[\s\S]",  # groups: findall returns them
     r"\p{Ll}++|\p{Lu}{1,3}+|(?>\s+)|(?=\S)\S",
     r"\s++$|\s+(?!\S)|[\s\S]",
+    r"[[a]+|[^[a]+",  # a literal [ inside a class (no nested sets in regex V0)
+    r"[]a]+|[^]a]+",
+    r"[\p{L}-]+|[^\p{L}-]+",
+    r"[\p{Lu}&&\p{Ll}]+|[\s\S]",  # && is literal in V0
+    r"(?sm).|^\s+",
+    r".+|\n",
+    r"\s+\Z|\A\S+|\S+|\s+",
+    r"\N{LATIN SMALL LETTER A}+|\141|\0|[^a\0]+",
+    r"(?P<x>\p{L})(?P=x)|[\s\S]",
+    r"\p{L}+?\p{L}|a{,2}b|[\s\S]",
+    r"[^\S\n]+|[\p{Zs}\p{Cf}]|\S+|\n",
 ]
 
 
