@@ -61,7 +61,11 @@ def wait_ids(page: Page, encoding: str, want: list[int], timeout: float = 60_000
 
 
 def expected_texts(encoding: str, ids: list[int]) -> list[str]:
-    """What each token span must read: its text with visible whitespace, or <HEX BYTES>."""
+    """What each token span must read: its text with visible whitespace, or <HEX BYTES>.
+
+    A newline shows as ↵ followed by a line break; a token's final newline is the break between
+    the page's line blocks, so the span itself ends with ↵.
+    """
     tok = get_encoding(encoding)
     out = []
     for i in ids:
@@ -71,7 +75,8 @@ def expected_texts(encoding: str, ids: list[int]) -> list[str]:
         except UnicodeDecodeError:
             out.append("<" + " ".join(f"{x:02X}" for x in b) + ">")
             continue
-        out.append(s.replace(" ", "·").replace("\t", "→").replace("\r", "␍").replace("\n", "↵\n"))
+        shown = s.replace(" ", "·").replace("\t", "→").replace("\r", "␍").replace("\n", "↵\n")
+        out.append(shown.removesuffix("\n"))
     return out
 
 
@@ -142,3 +147,30 @@ def test_stale_replies_never_overwrite_newer_text(app_page: Page):
     text = box.input_value()
     for encoding in ("cl100k_base", "o200k_base"):
         wait_ids(app_page, encoding, get_encoding(encoding).encode(text))
+
+
+def test_incremental_edits_keep_tokens_exact(app_page: Page):
+    """The view re-renders only the lines between the common prefix and suffix of old and new
+    ids; after any sequence of edits the spans must still be exactly CPython's tokens."""
+    import random
+
+    rng = random.Random(4)
+    lines = [f"line {i}: naïve 東京 🙂 value={i * 37}\n" for i in range(40)]
+    text = "".join(lines)
+    box = app_page.get_by_test_id("input")
+    box.fill(text)
+    edits = [
+        lambda t, k: t[:k] + "\n" + t[k:],  # split a line
+        lambda t, k: t[:k] + t[k + 1 :],  # delete one character (maybe a newline)
+        lambda t, k: t[:k] + "INSERTED 🇯🇵 text\nand more\n" + t[k:],
+        lambda t, k: t[:k] + t[k + 40 :],  # delete a run across lines
+        lambda t, k: "prefix " + t,
+        lambda t, k: t + "\ntrailing",
+    ]
+    for step in range(14):
+        k = rng.randrange(len(text))
+        text = edits[step % len(edits)](text, k)
+        box.fill(text)
+        if step % 3 == 2 or step == 13:  # sometimes wait, sometimes edit while rendering
+            for encoding in ("cl100k_base", "o200k_base"):
+                wait_ids(app_page, encoding, get_encoding(encoding).encode(text))

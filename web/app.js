@@ -170,6 +170,7 @@ async function addPanel(name, { info = null } = {}) {
     dirty: false,
     renderGen: 0,
   };
+  panel.tokensEl.tabIndex = 0; // Tab lands on the panel; arrow keys then walk its tokens
   el.querySelector(".remove").onclick = () => removePanel(name);
   el.querySelector(".baseline").onclick = () => setBaseline(name);
   state.panels.push(panel);
@@ -243,7 +244,9 @@ async function pump(panel) {
     const res = await rpc("encode", { name: panel.name, text });
     if (!panel.removed && id > panel.shownId) {
       panel.shownId = id;
+      const r0 = performance.now();
       render(panel, res, text);
+      panel.lastRenderMs = performance.now() - r0;
       if (state.options.split) renderSplit(panel, text);
       if (seq === inputSeq && t) noteLatency(panel, t, text, res.ms);
       if (metrics.firstTokens === null) metrics.firstTokens = performance.now() - metrics.t0;
@@ -261,7 +264,13 @@ function noteLatency(panel, t, text, pyMs) {
   // Input event -> DOM updated -> next frame painted.
   requestAnimationFrame(() =>
     setTimeout(() => {
-      metrics.renders.push({ panel: panel.name, ms: performance.now() - t, len: text.length, py_ms: pyMs });
+      metrics.renders.push({
+        panel: panel.name,
+        ms: performance.now() - t,
+        len: text.length,
+        py_ms: pyMs,
+        render_ms: panel.lastRenderMs,
+      });
       if (metrics.renders.length > 2000) metrics.renders.splice(0, 1000);
     }, 0),
   );
@@ -298,37 +307,101 @@ function visible(s) {
   return s.replace(/ /g, "·").replace(/\t/g, "→").replace(/\r/g, "␍").replace(/\n/g, "↵\n");
 }
 
-function render(panel, res, text) {
+// The token view is a list of line blocks (split after tokens that end with a newline), each
+// `content-visibility: auto`, so the browser lays out and paints only the lines on screen. A new
+// result re-renders only the blocks between the common prefix and the common suffix of the old
+// and new ids: a keystroke in 100 KB of text touches one or two lines, not 25,000 spans.
+function render(panel, res, text, { full = false } = {}) {
   const { ids, lens, bytes } = res;
   const n = ids.length;
   const starts = new Int32Array(n + 1);
   for (let i = 0; i < n; i++) starts[i + 1] = starts[i] + lens[i];
-  panel.result = { ids, lens, bytes, starts, text };
+  const old = panel.result;
+  const oldBlocks = panel.blocks || [];
+  const oldSpans = panel.spans || [];
+  panel.result = { ids, lens, bytes, starts, text, complete: false };
   panel.starts = starts;
-  panel.spans = new Array(n);
   const gen = ++panel.renderGen;
   panel.countEl.textContent = String(n);
   const chars = countCodePoints(text);
   panel.statsEl.textContent = n
     ? `· ${(chars / n).toFixed(2)} chars/token · ${(bytes.length / n).toFixed(2)} bytes/token`
     : "";
-  panel.tokensEl.replaceChildren();
-  panel.tokensEl.setAttribute("aria-busy", "true");
-  let i = 0;
+
+  // Which old blocks survive: those inside the common prefix, ending on a newline, and those
+  // inside the common suffix whose preceding newline is in the suffix too.
+  const incremental = !full && old && old.complete;
+  let head = 0;
+  let tail = 0;
+  if (incremental) {
+    const on = old.ids.length;
+    const m = Math.min(on, n);
+    let p = 0;
+    while (p < m && old.ids[p] === ids[p]) p++;
+    let q = 0;
+    while (q < m - p && old.ids[on - 1 - q] === ids[n - 1 - q]) q++;
+    tail = oldBlocks.length;
+    while (head < oldBlocks.length && oldBlocks[head].end <= p && oldBlocks[head].hard) head++;
+    while (tail > head && oldBlocks[tail - 1].start > on - q) tail--;
+    for (let k = head; k < tail; k++) oldBlocks[k].el.remove();
+  } else {
+    panel.tokensEl.replaceChildren(); // also drops the blocks of an unfinished sliced render
+  }
+  const delta = n - (old ? old.ids.length : 0);
+  const headBlocks = oldBlocks.slice(0, head);
+  const tailBlocks = incremental ? oldBlocks.slice(tail) : [];
+  const from = head ? oldBlocks[head - 1].end : 0;
+  const spans = new Array(n);
+  for (let i = 0; i < from; i++) spans[i] = oldSpans[i];
+  for (const b of tailBlocks) {
+    for (let i = b.start; i < b.end; i++) spans[i + delta] = oldSpans[i];
+    b.start += delta;
+    b.end += delta;
+  }
+  panel.spans = spans;
+  const middle = [];
+  panel.blocks = [...headBlocks, ...tailBlocks];
+  const before = tailBlocks.length ? tailBlocks[0].el : null;
+  const realTo = tailBlocks.length ? tailBlocks[0].start : n;
+
+  let i = from;
+  let open = null; // a line longer than a slice stays open into the next slice
   const step = (limit) => {
     if (gen !== panel.renderGen || panel.removed) return;
     const frag = document.createDocumentFragment();
-    const end = Math.min(n, i + limit);
-    while (i < end) i = appendToken(panel, frag, i, n);
-    panel.tokensEl.append(frag);
-    if (i < n) {
-      setTimeout(() => step(SLICE), 0);
-    } else {
-      panel.tokensEl.removeAttribute("aria-busy");
-      panel.tokensEl.dataset.rendered = String(n);
-      if (panel === state.panels[0] || state.options.diff) updateDiff();
+    const budget = i + limit;
+    while (i < realTo && i < budget) {
+      let block = open;
+      if (!block) {
+        block = { el: document.createElement("div"), start: i, end: i, hard: false };
+        block.el.className = "line";
+        middle.push(block);
+        frag.append(block.el);
+      }
+      open = block;
+      while (i < realTo && i < budget) {
+        i = appendToken(panel, block.el, i, n);
+        if (bytes[starts[i] - 1] === 0x0a) {
+          block.hard = true;
+          open = null;
+          break;
+        }
+      }
+      block.end = i;
     }
+    if (i >= realTo) open = null;
+    panel.tokensEl.insertBefore(frag, before);
+    panel.blocks = [...headBlocks, ...middle, ...tailBlocks];
+    if (i < realTo) {
+      setTimeout(() => step(SLICE), 0);
+      return;
+    }
+    panel.result.complete = true;
+    panel.tokensEl.removeAttribute("aria-busy");
+    panel.tokensEl.dataset.rendered = String(n);
+    if (state.options.diff) updateDiff();
   };
+  panel.tokensEl.setAttribute("aria-busy", "true");
   panel.tokensEl.dataset.rendered = "";
   step(FIRST_SLICE);
 }
@@ -357,7 +430,7 @@ function appendToken(panel, parent, i, n) {
   }
   const group = document.createElement("span");
   group.className = "group";
-  group.dataset.char = visible(joined);
+  group.dataset.char = visible(joined).replace(/\n$/, "");
   group.title = `${j - i} tokens form ${JSON.stringify(joined)}`;
   for (let k = i; k < j; k++) {
     const bk = bytes.subarray(starts[k], starts[k + 1]);
@@ -373,17 +446,20 @@ function tokenSpan(panel, i, s, b) {
   span.className = `tok ${colorClass(id)}`;
   span.dataset.testid = "token";
   span.dataset.id = id;
-  span.dataset.i = i;
-  span.tabIndex = -1;
   if (s === null) {
     span.classList.add("bytes");
     span.dataset.text = `<${hex(b)}>`;
   } else {
+    // A final newline is the line block's break; the ↵ marks it in the visible-whitespace view.
     span.dataset.text = visible(s);
   }
-  span.textContent = state.options.ids ? String(id) : span.dataset.text;
-  panel.spans[i] = span;
+  span.textContent = state.options.ids ? String(id) : displayText(span.dataset.text);
+  if (panel.spans) panel.spans[i] = span;
   return span;
+}
+
+function displayText(t) {
+  return t.endsWith("\n") ? t.slice(0, -1) : t;
 }
 
 function countCodePoints(s) {
@@ -396,7 +472,7 @@ function countCodePoints(s) {
 }
 
 function rerenderAll() {
-  for (const p of state.panels) if (p.result) render(p, p.result, p.result.text);
+  for (const p of state.panels) if (p.result) render(p, p.result, p.result.text, { full: true });
 }
 
 // ----- split view (regex pre-tokenization chunks) -------------------------------------------
@@ -450,7 +526,8 @@ function tokenInfo(span) {
   if (!panelEl) return null;
   const panel = panelByName(panelEl.dataset.encoding);
   if (!panel || !panel.result) return null;
-  const i = Number(span.dataset.i);
+  const i = panel.spans.indexOf(span);
+  if (i < 0) return null;
   return { panel, i, start: panel.starts[i], end: panel.starts[i + 1] };
 }
 
@@ -525,7 +602,7 @@ panelsEl.addEventListener("focusout", hideTooltip);
 panelsEl.addEventListener("click", (e) => {
   const span = e.target.closest(".tok");
   if (span) {
-    span.focus();
+    focusToken(span);
     showMergeTree(span);
   }
 });
@@ -536,7 +613,7 @@ panelsEl.addEventListener("keydown", (e) => {
   const t = tokenInfo(span);
   if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
     const next = t.panel.spans[t.i + (e.key === "ArrowRight" ? 1 : -1)];
-    if (next) next.focus();
+    if (next) focusToken(next);
     e.preventDefault();
   } else if (e.key === "Enter") {
     showMergeTree(span);
@@ -546,9 +623,14 @@ panelsEl.addEventListener("keydown", (e) => {
 panelsEl.addEventListener("focusin", (e) => {
   if (e.target.classList.contains("tokens")) {
     const first = e.target.querySelector(".tok");
-    if (first) first.focus();
+    if (first) focusToken(first);
   }
 });
+
+function focusToken(span) {
+  if (span.tabIndex !== -1) span.tabIndex = -1; // focusable on demand, not 25,000 tab stops
+  span.focus();
+}
 
 // ----- merge explorer ------------------------------------------------------------------------
 
@@ -671,7 +753,7 @@ $("#opt-ids").addEventListener("change", (e) => {
   state.options.ids = e.target.checked;
   document.body.classList.toggle("ids-view", state.options.ids);
   for (const p of state.panels)
-    for (const s of p.spans) if (s) s.textContent = state.options.ids ? s.dataset.id : s.dataset.text;
+    for (const s of p.spans) if (s) s.textContent = state.options.ids ? s.dataset.id : displayText(s.dataset.text);
 });
 $("#opt-split").addEventListener("change", (e) => {
   state.options.split = e.target.checked;

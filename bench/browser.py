@@ -1,0 +1,318 @@
+"""Benchmark the page in headless Chromium: boot, typing latency, worker throughput, main-thread stalls.
+
+    .venv/bin/python bench/browser.py [--runs 3] [--server flask|static] [--json OUT]
+
+Measures, on the real page served from web/dist (build_wasm.py runs first):
+- cold load to `ready` and to the first tokens on screen (fresh browser context: empty caches);
+- warm reload to `ready` (same context, HTTP cache and V8's wasm code cache warm);
+- keystroke-to-render latency with the two default panels at 1 KB, 10 KB and 100 KB of text:
+  from the input event to the frame after both panels' DOM was updated (the page's own
+  instrumentation, window.__bpe.metrics; the first 3000 tokens of a panel render at once,
+  the rest in idle slices);
+- worker encode throughput (MB/s of UTF-8, time inside Python) vs CPython on the same text;
+- load time of cl100k_base in the worker as npm JSON, `.tiktoken` text and our binary blob;
+- the longest main-thread task seen (PerformanceObserver 'longtask') over the whole session.
+Targets (issue 4): first tokens <= 6 s cold, <= 2.5 s warm; <= 50 ms keystroke-to-render at
+10 KB; no main-thread task > 100 ms. No request may leave 127.0.0.1 (checked, reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import json
+import platform
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from conftest import CHROMIUM_ARGS, CORPORA, find_chromium  # noqa: E402
+
+import build_wasm  # noqa: E402
+from tokenizer import formats  # noqa: E402
+from tokenizer.encodings import encoding_from_bytes, npm_encoders_dir  # noqa: E402
+
+LONGTASK_INIT = """
+window.__longtasks = [];
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__longtasks.push(e.duration);
+  }).observe({ type: "longtask", buffered: true });
+} catch (e) {}
+"""
+
+
+def serve(kind: str, dist: Path):
+    if kind == "flask":
+        from werkzeug.serving import make_server
+
+        from server import create_app
+
+        httpd = make_server("127.0.0.1", 0, create_app({"WEB_DIR": dist}), threaded=True)
+    else:
+
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+        httpd = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(Quiet, directory=str(dist))
+        )
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_port}"
+
+
+def sample_text(n_bytes: int) -> str:
+    """Real mixed text: English prose, then UDHR in many scripts, cut to about n_bytes of UTF-8."""
+    en = (CORPORA / "taylorswift.txt").read_text(encoding="utf-8")
+    multi = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")
+    text = en[: n_bytes // 2] + multi[100_000 : 100_000 + n_bytes]
+    data = text.encode("utf-8")[:n_bytes]
+    return data.decode("utf-8", "ignore")
+
+
+def wait_ready(page, timeout=120_000) -> None:
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=status]')?.textContent === 'ready'",
+        timeout=timeout,
+        polling=20,
+    )
+
+
+def boot_times(page) -> dict:
+    return page.evaluate(
+        "({ready: window.__bpe.metrics.ready, first: window.__bpe.metrics.firstTokens,"
+        " nav: performance.timeOrigin})"
+    )
+
+
+def wait_first_tokens(page) -> float:
+    page.wait_for_function(
+        "window.__bpe && window.__bpe.metrics.firstTokens !== null", timeout=120_000, polling=20
+    )
+    return page.evaluate("window.__bpe.metrics.firstTokens")
+
+
+def measure_typing(page, size: int, keystrokes: int) -> dict:
+    text = sample_text(size)
+    box = page.get_by_test_id("input")
+    box.fill(text)
+    n_panels = page.get_by_test_id("panel").count()
+    # Wait until both panels show this text fully.
+    page.wait_for_function(
+        """(n) => [...document.querySelectorAll('[data-testid=panel] .tokens')]
+             .every(t => t.dataset.rendered !== '' && t.dataset.rendered !== undefined)""",
+        arg=n_panels,
+        timeout=120_000,
+        polling=20,
+    )
+    box.press("End")
+    lat = []
+    py_ms = []
+    for k in range(keystrokes):
+        before = page.evaluate("window.__bpe.metrics.renders.length")
+        page.keyboard.type("xyz "[k % 4])
+        page.wait_for_function(
+            "(n) => window.__bpe.metrics.renders.length >= n",
+            arg=before + n_panels,
+            timeout=60_000,
+            polling=10,
+        )
+        renders = page.evaluate(f"window.__bpe.metrics.renders.slice({before})")
+        lat.append(max(r["ms"] for r in renders))
+        py_ms.append(max(r["py_ms"] for r in renders))
+        page.wait_for_timeout(30)
+    return {
+        "bytes": len(text.encode()),
+        "keystrokes": keystrokes,
+        "median_ms": statistics.median(lat),
+        "p90_ms": sorted(lat)[int(0.9 * (len(lat) - 1))],
+        "max_ms": max(lat),
+        "python_encode_median_ms": statistics.median(py_ms),
+    }
+
+
+def measure_throughput(page, name: str, label: str, text: str) -> dict:
+    data_len = len(text.encode())
+    res = page.evaluate(
+        """async ([name, text]) => {
+            const t = performance.now();
+            const r = await window.__bpe.rpc('encode', {name, text});
+            return {rt: performance.now() - t, py: r.ms, n: r.ids.length};
+        }""",
+        [name, text],
+    )
+    from tokenizer.encodings import DATA_DIR
+
+    fresh = encoding_from_bytes((DATA_DIR / f"{name}.bpe").read_bytes())  # empty chunk cache, as the worker's
+    t = time.perf_counter()
+    ids = fresh.encode(text, allowed_special="all")
+    cpy_ms = (time.perf_counter() - t) * 1000
+    assert len(ids) == res["n"], (name, len(ids), res["n"])
+    return {
+        "encoding": name,
+        "text": label,
+        "bytes": data_len,
+        "tokens": res["n"],
+        "worker_MBps": data_len / 1e6 / (res["py"] / 1000),
+        "worker_roundtrip_MBps": data_len / 1e6 / (res["rt"] / 1000),
+        "cpython_MBps": data_len / 1e6 / (cpy_ms / 1000),
+    }
+
+
+def measure_formats(page, dist: Path) -> list[dict]:
+    bench_dir = dist / "bench"
+    bench_dir.mkdir(exist_ok=True)
+    name = "cl100k_base"
+    npm_json = (npm_encoders_dir() / f"{name}.json").read_bytes()
+    (bench_dir / f"{name}.json").write_bytes(npm_json)
+    manifest = json.loads((dist / "manifest.json").read_text())
+    blob = (dist / manifest["encodings"][name]["file"]).read_bytes()
+    tok = encoding_from_bytes(blob)
+    (bench_dir / f"{name}.tiktoken").write_text(formats.dump_tiktoken(tok.mergeable_ranks))
+    (bench_dir / f"{name}.bpe").write_bytes(blob)
+    out = []
+    for fmt, file in (("json", f"{name}.json"), ("tiktoken", f"{name}.tiktoken"), ("blob", f"{name}.bpe")):
+        runs = []
+        for _ in range(3):
+            runs.append(
+                page.evaluate(
+                    "([f, u, n]) => window.__bpe.rpc('bench_load', {format: f, url: u, encoding: n})",
+                    [fmt, f"bench/{file}", name],
+                )
+            )
+        best = min(runs, key=lambda r: r["parse_ms"])
+        out.append(
+            {
+                "format": fmt,
+                "bytes": best["bytes"],
+                "parse_ms": best["parse_ms"],
+                "fetch_ms": best["fetch_ms"],
+                "n": best["n"],
+            }
+        )
+    return out
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3, help="cold loads and warm reloads (default 3)")
+    ap.add_argument("--keystrokes", type=int, default=15)
+    ap.add_argument("--server", choices=["flask", "static"], default="flask")
+    ap.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "browser.json")
+    args = ap.parse_args(argv)
+
+    dist = build_wasm.DEFAULT_OUT
+    build_wasm.build(dist)
+    httpd, origin = serve(args.server, dist)
+    from playwright.sync_api import sync_playwright
+
+    external: list[str] = []
+    results: dict = {"machine": f"{platform.machine()}, {platform.python_version()}", "server": args.server}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=find_chromium(), headless=True, args=CHROMIUM_ARGS)
+        results["chromium"] = browser.version
+
+        def new_page(context):
+            page = context.new_page()
+            page.on(
+                "request",
+                lambda r: None if r.url.startswith((origin, "data:", "blob:")) else external.append(r.url),
+            )
+            return page
+
+        cold, cold_first, warm, warm_first = [], [], [], []
+        for _ in range(args.runs):
+            context = browser.new_context()  # fresh profile: nothing cached
+            context.add_init_script(LONGTASK_INIT)
+            page = new_page(context)
+            t = time.perf_counter()
+            page.goto(origin + "/")
+            wait_ready(page)
+            cold_wall = time.perf_counter() - t
+            cold.append(page.evaluate("window.__bpe.metrics.ready") / 1000)
+            cold_first.append(wait_first_tokens(page) / 1000)
+            del cold_wall
+            page.reload()
+            wait_ready(page)
+            warm.append(page.evaluate("window.__bpe.metrics.ready") / 1000)
+            warm_first.append(wait_first_tokens(page) / 1000)
+            context.close()
+        results["cold_ready_s"] = cold
+        results["cold_first_tokens_s"] = cold_first
+        results["warm_ready_s"] = warm
+        results["warm_first_tokens_s"] = warm_first
+
+        context = browser.new_context()
+        context.add_init_script(LONGTASK_INIT)
+        page = new_page(context)
+        page.goto(origin + "/")
+        wait_ready(page)
+        page.wait_for_timeout(500)
+        results["typing"] = [measure_typing(page, size, args.keystrokes) for size in (1_000, 10_000, 100_000)]
+        en = (CORPORA / "pg_en_medium.txt").read_text(encoding="utf-8")[:1_000_000]
+        multi = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")[:400_000]
+        results["throughput"] = [
+            measure_throughput(page, name, label, text)
+            for name in ("cl100k_base", "o200k_base")
+            for label, text in (("english 1 MB", en), ("udhr multilingual", multi))
+        ]
+        results["load_formats"] = measure_formats(page, dist)
+        results["longest_main_thread_task_ms"] = page.evaluate("Math.max(0, ...window.__longtasks)")
+        results["longtasks_over_100ms"] = page.evaluate("window.__longtasks.filter(d => d > 100)")
+        context.close()
+        browser.close()
+    httpd.shutdown()
+    results["external_requests"] = external
+    report(results)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=1))
+    return results
+
+
+def fmt(xs: list[float]) -> str:
+    return "[" + ", ".join(f"{x:.2f}" for x in xs) + "]"
+
+
+def report(r: dict) -> None:
+    med = statistics.median
+    print(f"Chromium {r['chromium']} ({r['server']} server), {r['machine']}")
+    print(
+        f"cold load -> ready: median {med(r['cold_ready_s']):.2f} s {fmt(r['cold_ready_s'])}"
+        f"  first tokens {med(r['cold_first_tokens_s']):.2f} s   (target <= 6 s)"
+    )
+    print(
+        f"warm reload -> ready: median {med(r['warm_ready_s']):.2f} s {fmt(r['warm_ready_s'])}"
+        f"  first tokens {med(r['warm_first_tokens_s']):.2f} s   (target <= 2.5 s)"
+    )
+    print("keystroke -> render (both panels):")
+    for t in r["typing"]:
+        print(
+            f"  {t['bytes'] / 1000:6.0f} KB: median {t['median_ms']:6.1f} ms  p90 {t['p90_ms']:6.1f}  "
+            f"max {t['max_ms']:6.1f}   (python encode {t['python_encode_median_ms']:.1f} ms)"
+        )
+    print("encode throughput (MB/s):   worker (Python time) / worker round trip / CPython")
+    for t in r["throughput"]:
+        print(
+            f"  {t['encoding']:12} {t['text']:18} {t['worker_MBps']:6.2f} / {t['worker_roundtrip_MBps']:6.2f} / "
+            f"{t['cpython_MBps']:6.2f}   ratio CPython/worker {t['cpython_MBps'] / t['worker_MBps']:.1f}x"
+        )
+    print("cl100k_base load in the worker (best of 3): format, bytes, fetch ms, parse ms")
+    for f in r["load_formats"]:
+        print(f"  {f['format']:9} {f['bytes']:>10,}  {f['fetch_ms']:7.1f}  {f['parse_ms']:8.1f}")
+    print(
+        f"longest main-thread task: {r['longest_main_thread_task_ms']:.0f} ms; "
+        f"tasks > 100 ms: {r['longtasks_over_100ms']}"
+    )
+    print(f"requests leaving 127.0.0.1: {len(r['external_requests'])}")
+
+
+if __name__ == "__main__":
+    main()
