@@ -256,7 +256,6 @@ def _check_host_and_origin() -> Response | None:
         )
     if request.method not in STATE_CHANGING:
         return None
-    own = f"http://{host}".lower()
     fetch_site = request.headers.get("Sec-Fetch-Site")
     origin = request.headers.get("Origin")
     referer = request.headers.get("Referer")
@@ -268,13 +267,26 @@ def _check_host_and_origin() -> Response | None:
             # referrer policy does too, and then the browser vouches for it in Sec-Fetch-Site.
             if fetch_site != "same-origin":
                 return _error_response(403, "request from an opaque origin (Origin: null) refused")
-        elif origin.lower() != own:
+        elif not _same_origin(origin, host):
             return _error_response(403, f"request from another origin ({origin[:100]}) refused")
     elif referer is not None:
-        parts = urlsplit(referer)
-        if f"{parts.scheme}://{parts.netloc}".lower() != own:
+        if not _same_origin(referer, host):
             return _error_response(403, "request referred by another origin refused")
     return None
+
+
+def _same_origin(url: str, host: str) -> bool:
+    """Is `url` (an Origin or Referer) on http://HOST, ports compared with 80 as default?"""
+    try:
+        parts = urlsplit(url.strip())
+        url_port = parts.port or 80
+    except ValueError:
+        return False
+    if parts.scheme.lower() != "http" or not parts.hostname:
+        return False
+    url_name = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname.lower()
+    name, port = _split_host(host.strip().lower())
+    return url_name == name and str(url_port) == (port or "80")
 
 
 def _add_security_headers(response: Response) -> Response:
