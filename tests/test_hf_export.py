@@ -1,0 +1,200 @@
+"""HF `tokenizer.json` export: `tokenizers` must give exactly our ids."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenizer import Tokenizer, get_encoding
+from tokenizer.__main__ import main
+from tokenizer.hf_export import export_hf, merges_from_ranks, oniguruma_regex, to_hf_json, token_string
+from tokenizer.train import train
+
+hf = pytest.importorskip("tokenizers")
+
+CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
+
+
+def corpus(name: str, limit: int | None = None, start: int = 0) -> str:
+    text = (CORPORA / name).read_text(encoding="utf-8")
+    return text if limit is None else text[start : start + limit]
+
+
+@pytest.fixture(scope="module")
+def samples() -> dict[str, str]:
+    return {
+        "taylorswift": corpus("taylorswift.txt"),
+        "tinyshakespeare": corpus("tinyshakespeare.txt", 40_000, start=500_000),
+        "udhr_sample": corpus("udhr_sample.txt", 60_000),
+        "code_python": corpus("code_python.txt", 60_000, start=1_000_000),
+        "emoji_cldr": corpus("emoji_cldr.txt", 40_000, start=200_000),
+        "whitespace": "a\x1c\x1d b\x85c\u2028d\u3000 e\xa0\xa0f\t\t\n\r\n\x0b\x0c  x 2024 12345678\n\n  "
+        * 20,
+    }
+
+
+def exported(tok: Tokenizer, tmp_path: Path):
+    path = tmp_path / f"{tok.name}.tokenizer.json"
+    export_hf(tok, path)
+    return hf.Tokenizer.from_file(str(path))
+
+
+def assert_same_ids(tok: Tokenizer, hf_tok, texts: dict[str, str]) -> None:
+    for name, text in texts.items():
+        ours = tok.encode_ordinary(text)
+        theirs = hf_tok.encode(text).ids
+        if ours != theirs:
+            i = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), len(ours))
+            context = tok.decode(ours[max(0, i - 3) : i + 3])
+            pytest.fail(
+                f"{tok.name} on {name}: ids differ at {i} near {context!r}: {ours[i : i + 4]} vs {theirs[i : i + 4]}"
+            )
+
+
+@pytest.fixture(scope="module")
+def reference_exports(tmp_path_factory) -> dict[str, tuple[Tokenizer, object]]:
+    out = tmp_path_factory.mktemp("hf")
+    return {
+        name: (tok := get_encoding(name), exported(tok, out))
+        for name in ["gpt2", "cl100k_base", "o200k_base"]
+    }
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_reference_encodings_give_our_ids_in_hf(name, reference_exports, samples):
+    tok, hf_tok = reference_exports[name]
+    assert_same_ids(tok, hf_tok, samples)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_special_tokens_are_added_tokens(name, reference_exports):
+    tok, hf_tok = reference_exports[name]
+    for text in ["hi<|endoftext|>", "<|endoftext|>a<|endoftext|><|endoftext|> b"]:
+        ours = tok.encode(text, allowed_special="all")
+        assert hf_tok.encode(text).ids == ours
+        assert tok.special_tokens["<|endoftext|>"] in ours
+    assert hf_tok.decode(tok.encode("héllo wörld 🙂")) == "héllo wörld 🙂"
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=60))
+def test_cl100k_on_arbitrary_text(text, reference_exports):
+    tok, hf_tok = reference_exports["cl100k_base"]
+    assert hf_tok.encode(text).ids == tok.encode_ordinary(text)
+
+
+@pytest.fixture(scope="module")
+def training_text() -> str:
+    return corpus("taylorswift.txt") + corpus("code_python.txt", 100_000)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["gpt4", "gpt2", "o200k", "none", r"\p{L}+|\p{N}{1,2}+"],  # the last one skips spaces and punctuation
+)
+def test_trained_tokenizer_gives_our_ids_in_hf(pattern, training_text, samples, tmp_path):
+    text = training_text[:30_000] if pattern == "none" else training_text
+    tok = train(text, 700 if pattern == "none" else 3000, pattern=pattern, special_tokens=["<|endoftext|>"])
+    tok.name = "trained"
+    hf_tok = exported(tok, tmp_path)
+    assert_same_ids(tok, hf_tok, samples)
+    assert hf_tok.encode("hi<|endoftext|>").ids == tok.encode("hi<|endoftext|>", allowed_special="all")
+
+
+def test_derived_merges_contain_the_training_merges_in_order(training_text):
+    # For this trainer's output the rank-derived list contains every training merge, in
+    # training order; the extra entries are other splits of the same tokens.
+    tok = train(training_text, 3000, pattern="gpt4")
+    token = {i: bytes([i]) for i in range(256)}
+    for i, (left, right) in enumerate(tok.merges):
+        token[256 + i] = token[left] + token[right]
+    derived = merges_from_ranks(tok.mergeable_ranks)
+    position = {pair: i for i, pair in reversed(list(enumerate(derived)))}
+    where = [position[(token[left], token[right])] for left, right in tok.merges]
+    assert where == sorted(where)
+    assert len(derived) > len(tok.merges)
+
+
+def handmade(tokens: dict[bytes, int], pattern: str = "gpt2") -> Tokenizer:
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update(tokens)
+    return Tokenizer(ranks, pattern, {"<|endoftext|>": 1000}, name="handmade")
+
+
+def test_chunk_that_is_a_token_is_taken_whole(tmp_path):
+    # 'abc' has no split into two tokens: BPE cannot reach it, the whole-chunk lookup does
+    # (tiktoken too). HF needs `ignore_merges` for that.
+    tok = handmade({b"abc": 256})
+    assert tok.encode_ordinary("abc abcd") == [256, 32, 97, 98, 99, 100]
+    assert to_hf_json(tok)["model"]["ignore_merges"] is True
+    assert exported(tok, tmp_path).encode("abc abcd").ids == [256, 32, 97, 98, 99, 100]
+
+
+def test_token_reached_through_a_higher_ranked_part(tmp_path):
+    # 'abc' (256) is reached as ('ab' 257) + 'c': BPE on its bytes restricted to lower ranks
+    # never makes it, so a merge list derived that way would miss it. Every split is listed.
+    tok = handmade({b"abc": 256, b"ab": 257})
+    assert tok.encode_ordinary("xabcd") == [120, 256, 100]
+    assert [b"ab", b"c"] in [list(m) for m in merges_from_ranks(tok.mergeable_ranks)]
+    assert exported(tok, tmp_path).encode("xabcd").ids == [120, 256, 100]
+
+
+def test_json_layout():
+    tok = get_encoding("gpt2")
+    doc = to_hf_json(tok)
+    model = doc["model"]
+    assert model["type"] == "BPE" and model["vocab"]["Ġthe"] == tok.mergeable_ranks[b" the"]
+    assert model["merges"][0] == ["Ġ", "t"]  # list-of-pairs format: spaces are unambiguous
+    assert doc["normalizer"] is None and doc["post_processor"] is None
+    split, byte_level = doc["pre_tokenizer"]["pretokenizers"]
+    assert split["behavior"] == "Isolated" and split["invert"] is False
+    assert byte_level == {
+        "type": "ByteLevel",
+        "add_prefix_space": False,
+        "trim_offsets": True,
+        "use_regex": False,
+    }
+    assert doc["decoder"]["type"] == "ByteLevel"
+    assert doc["added_tokens"] == [
+        {
+            "id": 50256,
+            "content": "<|endoftext|>",
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+    ]
+    assert token_string(b" \n\x00\xff") == "ĠĊĀÿ"
+
+
+def test_oniguruma_rewrite_of_possessive_counts():
+    # Oniguruma reads `\p{N}{1,3}+` as (\p{N}{1,3})+ and would split "2024" as one chunk.
+    assert oniguruma_regex(r"\p{N}{1,3}+|a++") == r"(?>\p{N}{1,3})|a++"
+    assert oniguruma_regex(r"[a\]]{2}+\d{3,}+x{2}") == r"(?>[a\]]{2})(?>\d{3,})x{2}"
+
+
+def test_cli_export(tmp_path, training_text):
+    tok = train(training_text[:50_000], 600, pattern="gpt4", special_tokens=["<|endoftext|>"])
+    stem = tmp_path / "mytok"
+    tok.save(stem)
+    out = tmp_path / "tokenizer.json"
+    assert main(["export", "--format", "hf", str(stem), "-o", str(out)]) == 0
+    loaded = Tokenizer.load(stem)
+    text = corpus("tinyshakespeare.txt", 5_000)
+    assert hf.Tokenizer.from_file(str(out)).encode(text).ids == loaded.encode_ordinary(text)
+    assert json.loads(out.read_text(encoding="utf-8"))["model"]["ignore_merges"] is True
+
+    assert main(["export", "--format", "hf", "gpt2", "-o", str(tmp_path / "gpt2.json")]) == 0
+    assert main(["export", "--format", "hf", str(tmp_path / "missing"), "-o", str(out)]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "gpt2.json",
+        "mytok.json",
+        "mytok.tiktoken",
+        "tokenizer.json",
+    ]

@@ -1,0 +1,185 @@
+"""Export to a Hugging Face `tokenizer.json` that gives our ids with `tokenizers`.
+
+Our encoder (as tiktoken's) merges, inside each chunk, the adjacent pair whose *concatenated
+bytes* have the lowest rank, and takes a chunk that is itself a token whole. HF's BPE model
+merges the listed *pair* of lowest priority. Three choices make HF follow the ranks:
+
+- merges are derived from the ranks, not copied from training: for each token, in rank
+  order, every split into two tokens is listed (as HF's own tiktoken converter does). The
+  encoder may reach a token through a split that training never made (`a bc` where
+  training merged `ab c`, or a run like `aa aaa`), and HF merges only what is listed.
+- `ignore_merges: true`: a pre-token that is in the vocabulary is taken whole, as our
+  whole-chunk lookup does (BPE on its bytes need not end in that token).
+- the split regex keeps only its matches (`Split` with `invert` and `removed`) when the
+  pattern is not one of the named ones, because `findall` drops unmatched text while
+  the usual `isolated` split keeps it; the named patterns match every character, so they
+  use the conventional `isolated` form.
+
+Still not expressible: two splits of one token competing for the same symbol (`ab a ba`
+for `aba`), where we take the leftmost and HF the one listed first; and tokens whose bytes
+duplicate an earlier token (only the id the encoder uses is exported). Oniguruma (HF) and
+`regex` (ours) may split a custom pattern differently; the named ones agree on the corpora.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .core import Tokenizer
+from .formats import atomic_write_text
+from .patterns import NO_SPLIT, PATTERNS, resolve_pattern
+
+
+@cache
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character table (space is 'Ġ'), which byte-level HF uses."""
+    printable = [
+        *range(ord("!"), ord("~") + 1),
+        *range(ord("¡"), ord("¬") + 1),
+        *range(ord("®"), ord("ÿ") + 1),
+    ]
+    table = {b: chr(b) for b in printable}
+    shifted = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + shifted)
+            shifted += 1
+    return table
+
+
+def token_string(token: bytes) -> str:
+    """Token bytes as a byte-level HF vocabulary string."""
+    table = bytes_to_unicode()
+    return "".join(table[b] for b in token)
+
+
+def merges_from_ranks(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
+    """Every split of every token into two tokens, ordered by the token's rank.
+
+    Splits of one token are ordered by their parts' ranks (HF's converter does the same);
+    the rank encoder gives them all the token's rank and merges the leftmost first.
+    """
+    merges: list[tuple[int, int, int, bytes, bytes]] = []
+    for token, rank in ranks.items():
+        for i in range(1, len(token)):
+            left, right = token[:i], token[i:]
+            left_rank, right_rank = ranks.get(left), ranks.get(right)
+            if left_rank is not None and right_rank is not None:
+                merges.append((rank, left_rank, right_rank, left, right))
+    merges.sort()
+    return [(left, right) for _, _, _, left, right in merges]
+
+
+# A single atom (\p{..}, an escape, a class without nested brackets, a character) followed by
+# a possessive counted repetition.
+_POSSESSIVE_COUNT = re.compile(r"(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()|])(\{\d+(?:,\d*)?\})\+")
+
+
+def oniguruma_regex(regex: str) -> str:
+    """Rewrite what Oniguruma reads differently: `X{1,3}+` is possessive in `regex` but
+    "X{1,3}, one or more times" in Oniguruma's Ruby syntax, so it becomes `(?>X{1,3})`."""
+    return _POSSESSIVE_COUNT.sub(r"(?>\1\2)", regex)
+
+
+def pre_tokenizer(pattern: str) -> dict[str, Any]:
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+    if pattern == NO_SPLIT:
+        return byte_level  # one sequence: merges may cross spaces
+    regex = resolve_pattern(pattern)
+    if not regex:
+        raise ValueError("the tokenizer's split pattern is empty")
+    named = regex in PATTERNS.values()
+    split = {
+        "type": "Split",
+        "pattern": {"Regex": oniguruma_regex(regex)},
+        "behavior": "Isolated" if named else "Removed",
+        "invert": not named,
+    }
+    return {"type": "Sequence", "pretokenizers": [split, byte_level]}
+
+
+def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
+    """The `tokenizer.json` content (a dict) for `tok`."""
+    ranks = tok.mergeable_ranks
+    vocab = {token_string(token): rank for token, rank in sorted(ranks.items(), key=lambda kv: kv[1])}
+    if len(set(vocab.values())) != len(vocab):
+        raise ValueError(f"tokenizer {tok.name!r}: two tokens share a rank; HF needs one id per token")
+    ids = set(vocab.values())
+    clashes = [s for s, i in tok.special_tokens.items() if i in ids or s in vocab]
+    if clashes:
+        raise ValueError(f"special token {clashes[0]!r} has the id or the text of an ordinary token")
+    # HF numbers added tokens after the model's vocabulary unless the model has them: listing
+    # them there keeps ids across gaps (cl100k_base has no 100256; <|endoftext|> is 100257).
+    vocab.update(tok.special_tokens)
+    merges = [[token_string(left), token_string(right)] for left, right in merges_from_ranks(ranks)]
+    added_tokens = [
+        {
+            "id": token_id,
+            "content": content,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for content, token_id in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added_tokens,
+        "normalizer": None,
+        "pre_tokenizer": pre_tokenizer(tok.pattern),
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": True,
+            "vocab": vocab,
+            "merges": merges,
+        },
+    }
+
+
+def export_hf(tok: Tokenizer, path: str | os.PathLike) -> None:
+    """Write `tok` as a Hugging Face `tokenizer.json` (atomically)."""
+    atomic_write_text(path, json.dumps(to_hf_json(tok), ensure_ascii=False))
+
+
+def _load(source: str) -> Tokenizer:
+    from .encodings import get_encoding, list_encodings
+
+    if source in list_encodings() and not Path(source).exists():
+        return get_encoding(source)
+    return Tokenizer.load(source)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    tok = _load(args.source)
+    if args.format == "hf":
+        export_hf(tok, args.output)
+    return 0
+
+
+def add_subcommands(subparsers: Any) -> None:
+    """`python -m tokenizer export --format hf STEM_OR_FILE -o tokenizer.json`."""
+    p = subparsers.add_parser("export", help="write a tokenizer in another library's format")
+    p.add_argument(
+        "source", metavar="STEM_OR_FILE", help="saved tokenizer (STEM, .json, .tiktoken) or encoding name"
+    )
+    p.add_argument("--format", "-f", choices=["hf"], default="hf", help="hf: Hugging Face tokenizer.json")
+    p.add_argument("--output", "-o", required=True, help="file to write, e.g. tokenizer.json")
+    p.set_defaults(func=cmd_export)
