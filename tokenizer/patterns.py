@@ -7,6 +7,9 @@ split identically. For speed the `re` form keeps only BMP ranges (sre scans astr
 ranges linearly); text with astral characters has each one replaced by a BMP
 stand-in of the same general category, is matched, and the original text is sliced
 at the match offsets, which the one-for-one substitution leaves unchanged.
+
+After upgrading `regex`, run scripts/gen_unicode_tables.py; tests/test_patterns.py
+checks the tables against the installed `regex` code point by code point.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ import itertools
 import os
 import re
 import unicodedata
+from dataclasses import dataclass
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
+from typing import Protocol
 
 from . import _unicode_tables as tables
 
@@ -76,7 +81,13 @@ def default_engine() -> str:
 ENGINE = default_engine()  # what "auto" picked when this module was imported
 
 
-def compile_pattern(name_or_regex: str, engine: str = "auto"):
+class Splitter(Protocol):
+    """What compile_pattern returns: a `regex.Pattern`, a ReSplitter or NoSplit."""
+
+    def findall(self, text: str) -> list: ...
+
+
+def compile_pattern(name_or_regex: str, engine: str = "auto") -> Splitter:
     """Compile a split pattern (name or regex); the result has .findall(text) -> list[str].
 
     engine: "regex", "re" (the stdlib translation), or "auto" (see default_engine).
@@ -89,7 +100,7 @@ def compile_pattern(name_or_regex: str, engine: str = "auto"):
 
 
 @functools.lru_cache(maxsize=64)
-def _compile(name_or_regex: str, engine: str):
+def _compile(name_or_regex: str, engine: str) -> Splitter:
     if name_or_regex == NO_SPLIT:
         return NoSplit()
     pattern = resolve_pattern(name_or_regex)
@@ -114,7 +125,7 @@ def _invalid(pattern: str, reason: object) -> ValueError:
     return ValueError(f"invalid split pattern {pattern!r}: {reason}")
 
 
-def _compile_with_regex(pattern: str):
+def _compile_with_regex(pattern: str) -> Splitter:
     if not regex_importable():
         raise ValueError("engine 'regex' was asked for but the regex package is not installed")
     import regex
@@ -246,13 +257,13 @@ def _clip_to_bmp(ranges: Ranges) -> Ranges:
 # regex syntax -> re syntax
 
 
+@dataclass(frozen=True)
 class Translation:
     """The `re` source for a `regex` pattern, plus what the astral stand-in trick needs."""
 
-    def __init__(self, source: str, literals: Ranges, standin_safe: bool):
-        self.source = source
-        self.literals = literals  # code points the pattern names explicitly
-        self.standin_safe = standin_safe  # no astral literals, no backreferences
+    source: str
+    literals: Ranges  # code points the pattern names explicitly (stand-ins must avoid them)
+    standin_safe: bool  # no astral literals, no backreferences
 
 
 def _normalize_property_name(name: str) -> str:
