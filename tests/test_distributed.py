@@ -1,0 +1,288 @@
+"""Distributed counting on a real Dask cluster equals local single-process counting, exactly.
+
+One LocalCluster (2 worker processes, one thread each) serves the module. Exactness means
+the same chunks, the same counts and the same dict order (first occurrence, which the
+`first` tie-break reads), and so the same merges. Worker deaths are real: a worker plugin
+SIGKILLs its own process when a chosen task starts, once (Dask must retry it and the table
+must still be exact) or every time (the call must fail with a clear error, no table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from tokenizer.counting import _range_cuts, count_chunks  # noqa: E402
+from tokenizer.distributed import (  # noqa: E402
+    DistributedCountError,
+    _check_coverage,
+    _count_job,
+    _Job,
+    _merge_parts,
+    _plan,
+    add_count_engine_arguments,
+    count_chunks_dask,
+    count_with_engine,
+    expand_inputs,
+)
+from tokenizer.train import train  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT.parent / "shared" / "corpora"
+TAYLOR = CORPORA / "taylorswift.txt"
+SHAKESPEARE = CORPORA / "tinyshakespeare.txt"
+UDHR = CORPORA / "udhr_sample.txt"  # 40 scripts
+EMOJI = CORPORA / "emoji_sequences.txt"  # astral characters, ZWJ sequences; no safe cut point
+CODE = CORPORA / "code_js.txt"
+
+
+@pytest.fixture(scope="module")
+def client():
+    import dask
+
+    # One death per task is retried, a second is final: keeps the "always dies" test short.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def local(files, pattern="gpt4", **kw):
+    return count_chunks([Path(f) for f in files], pattern, workers=1, **kw)
+
+
+def assert_same_table(got, want):
+    (counts, meta), (want_counts, want_meta) = got, want
+    assert list(counts.items()) == list(want_counts.items())  # order, chunks and counts
+    for key in ("documents", "bytes", "chunks", "unique_chunks", "pattern", "min_chunk_count"):
+        assert meta[key] == want_meta[key], key
+
+
+@pytest.mark.parametrize("path", [TAYLOR, SHAKESPEARE, UDHR, CODE], ids=lambda p: p.stem)
+def test_same_table_as_local_serial_counting(client, path):
+    got = count_chunks_dask([path], "gpt4", client, parts_per_file=9)
+    assert got[1]["ranges"] == len(_range_cuts(path, 9)) - 1 > 4  # really cut into ranges
+    assert_same_table(got, local([path]))
+
+
+def test_several_files_and_globs_in_order(client):
+    inputs = [str(CORPORA / "tiny*.txt"), UDHR, str(CORPORA / "taylor?wift.txt"), EMOJI]
+    files = [SHAKESPEARE, UDHR, TAYLOR, EMOJI]
+    assert expand_inputs(inputs) == files
+    got = count_chunks_dask(inputs, "gpt4", client, parts_per_file=4)
+    assert_same_table(got, local(files))
+    # a different file order is a different first-occurrence order: it must show
+    other = count_chunks_dask([EMOJI, TAYLOR], "gpt4", client)
+    assert list(other[0]) == list(local([EMOJI, TAYLOR])[0]) != list(local([TAYLOR, EMOJI])[0])
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "o200k", "none"])
+def test_other_patterns(client, pattern):
+    files = [TAYLOR, UDHR]
+    assert_same_table(count_chunks_dask(files, pattern, client, parts_per_file=5), local(files, pattern))
+
+
+def test_min_chunk_count_prunes_like_local(client):
+    files = [SHAKESPEARE, TAYLOR]
+    counts, meta = count_chunks_dask(files, "gpt4", client, parts_per_file=6, min_chunk_count=2)
+    want = local(files, min_chunk_count=2)
+    assert_same_table((counts, meta), want)
+    assert meta["pruned_chunks"] == want[1]["pruned_chunks"] > 0
+    assert min(counts.values()) == 2
+
+
+@pytest.mark.parametrize("tie_break", ["first", "lexical"])
+def test_trained_merges_equal_local_training(client, tie_break):
+    files = [TAYLOR, UDHR]
+    table = count_chunks_dask(files, "gpt4", client, parts_per_file=7)
+    from_dask = train(None, 1024, counts=table, tie_break=tie_break)
+    from_files = train(files, 1024, workers=1, tie_break=tie_break)
+    assert from_dask.merges == from_files.merges
+    assert len(from_dask.merges) == 1024 - 256
+
+
+def test_empty_file_and_tiny_files(client, tmp_path):
+    empty, tiny = tmp_path / "empty.txt", tmp_path / "tiny.txt"
+    empty.write_text("")
+    tiny.write_text("hello hello world\n")
+    assert_same_table(count_chunks_dask([empty, tiny, empty], "gpt4", client), local([empty, tiny, empty]))
+
+
+# ----- never silently wrong ---------------------------------------------------------------------
+
+
+class KillOnStart(distributed.WorkerPlugin):
+    """SIGKILLs the worker process when the leaf task `suffix` starts executing.
+
+    once: only while `marker` does not exist yet (it is created just before the kill)."""
+
+    def __init__(self, suffix: str, marker: str, once: bool) -> None:
+        self.suffix, self.marker, self.once = suffix, marker, once
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and str(key).startswith("bpe-count-") and str(key).endswith(self.suffix):
+            if self.once:
+                try:
+                    open(self.marker, "x").close()
+                except FileExistsError:
+                    return
+            else:
+                with open(self.marker, "a") as f:
+                    f.write("x")
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def worker_pids(client) -> set[int]:
+    return set(client.run(os.getpid).values())
+
+
+def with_plugin(client, plugin, name, fn):
+    client.register_plugin(plugin, name=name)
+    try:
+        return fn()
+    finally:
+        client.unregister_worker_plugin(name)
+        client.wait_for_workers(2, timeout=60)
+
+
+def test_worker_killed_mid_job_is_retried_and_the_table_is_exact(client, tmp_path):
+    files = [SHAKESPEARE, UDHR]
+    marker = tmp_path / "killed"
+    before = worker_pids(client)
+    got = with_plugin(
+        client,
+        KillOnStart("-3", str(marker), once=True),
+        "kill-once",
+        lambda: count_chunks_dask(files, "gpt4", client, parts_per_file=4),
+    )
+    assert marker.exists()  # the kill happened
+    assert worker_pids(client) != before  # a worker process was replaced
+    assert_same_table(got, local(files))
+
+
+def test_worker_killed_every_time_fails_clearly(client, tmp_path):
+    marker = tmp_path / "kills"
+    with pytest.raises(DistributedCountError, match="workers that died"):
+        with_plugin(
+            client,
+            KillOnStart("-1", str(marker), once=False),
+            "kill-always",
+            lambda: count_chunks_dask([SHAKESPEARE], "gpt4", client, parts_per_file=3),
+        )
+    assert len(marker.read_text()) == 2  # tried, retried once (allowed-failures=1), then gave up
+
+
+def test_a_file_that_differs_on_the_worker_is_refused(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("one two three\n" * 100)
+    job = _plan([path], "gpt4", 1, None)[0]
+    path.write_text("one two thre3\n" * 100)  # same size, other content
+    with pytest.raises(DistributedCountError, match="different"):
+        _count_job(job)
+    path.write_text("short\n")
+    with pytest.raises(DistributedCountError, match="same files"):
+        _count_job(job)
+    path.unlink()
+    with pytest.raises(DistributedCountError, match="same path"):
+        _count_job(job)
+
+
+def test_pattern_resolved_differently_on_a_worker_is_refused(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("x y\n")
+    job = _plan([path], "gpt4", 1, None)[0]
+    other = _Job(job.file, job.start, job.end, job.pattern, "not the gpt4 regex")
+    with pytest.raises(DistributedCountError, match="same version"):
+        _count_job(other)
+
+
+def test_coverage_check_catches_lost_or_repeated_parts():
+    jobs = _plan([TAYLOR], "gpt4", 1, 4)
+    parts = [_count_job(j) for j in jobs]
+    assert len(parts) == 4
+    _check_coverage(_merge_parts(*[_count_job(j) for j in jobs]), jobs)  # complete: fine
+    with pytest.raises(DistributedCountError, match="lost or counted twice"):
+        _check_coverage(_merge_parts(parts[0], parts[1], parts[3]), jobs)
+    again = [_count_job(j) for j in jobs]
+    with pytest.raises(DistributedCountError, match="lost or counted twice"):
+        _check_coverage(_merge_parts(again[0], again[1], _count_job(jobs[1]), again[2], again[3]), jobs)
+
+
+def test_merging_is_associative_and_ordered():
+    jobs = _plan([TAYLOR, UDHR], "gpt4", 1, 5)
+    flat = _merge_parts(*[_count_job(j) for j in jobs])
+    leaves = [_count_job(j) for j in jobs]
+    tree = _merge_parts(_merge_parts(*leaves[:3]), _merge_parts(*leaves[3:7]), _merge_parts(*leaves[7:]))
+    assert list(tree.counts.items()) == list(flat.counts.items())
+    assert list(flat.counts.items()) == list(local([TAYLOR, UDHR])[0].items())
+
+
+# ----- inputs and command line ---------------------------------------------------------------------
+
+
+def test_bad_inputs_are_clear_errors(client, tmp_path):
+    with pytest.raises(FileNotFoundError, match="no files match"):
+        count_chunks_dask([str(tmp_path / "*.nothing")], "gpt4", client)
+    with pytest.raises(FileNotFoundError, match="not found"):
+        count_chunks_dask([tmp_path / "missing.txt"], "gpt4", client)
+    with pytest.raises(ValueError, match="directory"):
+        count_chunks_dask([tmp_path], "gpt4", client)
+    with pytest.raises(ValueError, match="invalid split pattern"):
+        count_chunks_dask([TAYLOR], "(unclosed", client)
+    with pytest.raises(ValueError, match="min_chunk_count"):
+        count_chunks_dask([TAYLOR], "gpt4", client, min_chunk_count=0)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine text\n" * 10 + b"\xff\xfe broken\n")
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        count_chunks_dask([bad], "gpt4", client)
+
+
+def test_command_line_engine_choice(client):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--workers", type=int)
+    parser.add_argument("--min-chunk-count", type=int, default=1)
+    add_count_engine_arguments(parser)
+    files = [str(CORPORA / "taylor*.txt"), str(UDHR)]
+    want = local([TAYLOR, UDHR])
+    address = client.scheduler.address
+    args = parser.parse_args([*files, "--scheduler", address])  # --scheduler alone means dask
+    counts, meta = count_with_engine(args, args.files, "gpt4")
+    assert meta["engine"] == "dask"
+    assert_same_table((counts, meta), want)
+    args = parser.parse_args([*files, "--engine", "local", "--workers", "1"])
+    assert_same_table(count_with_engine(args, args.files, "gpt4"), want)
+    with pytest.raises(ValueError, match="--scheduler is for --engine dask"):
+        count_with_engine(
+            parser.parse_args([*files, "--engine", "local", "--scheduler", address]), files, "gpt4"
+        )
+    with pytest.raises(SystemExit):
+        parser.parse_args([*files, "--engine", "spark"])
+
+
+def test_core_never_imports_dask_and_missing_dask_is_a_clear_error():
+    code = (
+        "import sys, tokenizer, tokenizer.train, tokenizer.counting\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]\n"
+        "sys.modules['distributed'] = None\n"
+        "from tokenizer.distributed import count_chunks_dask\n"
+        "try:\n"
+        f"    count_chunks_dask([{str(TAYLOR)!r}], 'gpt4')\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "pip install" in out.stdout and "[dask]" in out.stdout
