@@ -233,6 +233,11 @@ def test_pattern_that_can_match_empty_is_rejected(pattern, engine):
     assert "" in regex.findall(pattern, "ab a(") or regex.fullmatch(pattern, "")
 
 
+def test_named_patterns_cannot_match_empty():
+    for pattern in PATTERNS.values():
+        assert not patterns._can_match_empty(patterns.translate(pattern).source)
+
+
 @pytest.mark.parametrize("engine", ["re", "regex"])
 def test_non_empty_patterns_are_accepted(engine):
     for pattern in ["a+", r"\s++$", "a|b", r"(?:ab)*c", r"x(?=y)", r"\p{L}{2,3}", *PATTERNS.values()]:

@@ -134,8 +134,10 @@ def _compile_with_regex(pattern: str) -> Splitter:
         compiled = regex.compile(pattern)
     except regex.error as e:
         raise _invalid(pattern, e) from None
+    if pattern in PATTERNS.values():
+        return compiled  # known never to match "" (tests/test_patterns.py checks it)
     try:  # decide emptiness on the re translation where there is one, so both engines agree
-        can_be_empty = _can_match_empty(translate(pattern, bmp_only=True).source)
+        can_be_empty = _can_match_empty(translate(pattern, bmp_only=True).skeleton)
     except (ValueError, re.error):
         can_be_empty = compiled.search("") is not None or any(
             m.start() == m.end() for m in compiled.finditer(_EMPTY_MATCH_PROBE)
@@ -262,6 +264,7 @@ class Translation:
     """The `re` source for a `regex` pattern, plus what the astral stand-in trick needs."""
 
     source: str
+    skeleton: str  # the same with each class as [\x00]: cheap to parse for the empty-match check
     literals: Ranges  # code points the pattern names explicitly (stand-ins must avoid them)
     standin_safe: bool  # no astral literals, no backreferences
 
@@ -288,6 +291,7 @@ class _Translator:
         self.bmp_only = bmp_only
         self.pos = 0
         self.out: list[str] = []
+        self.skeleton: list[str] = []
         self.literals: Ranges = []
         self.standin_safe = True
         self.ignorecase = [False]  # one entry per open group
@@ -298,7 +302,9 @@ class _Translator:
     def translate(self) -> Translation:
         while self.pos < len(self.pattern):
             self.outside_class()
-        return Translation("".join(self.out), _merge(self.literals), self.standin_safe)
+        return Translation(
+            "".join(self.out), "".join(self.skeleton), _merge(self.literals), self.standin_safe
+        )
 
     def peek(self, n: int = 1) -> str:
         return self.pattern[self.pos : self.pos + n]
@@ -325,11 +331,11 @@ class _Translator:
             self.literal(ord(ch), 1)
 
     def emit(self, text: str) -> None:
-        self.out.append(text)
-        self.pos += len(text)
+        self.advance_emit(len(text), text)
 
-    def advance_emit(self, consumed: int, text: str) -> None:
+    def advance_emit(self, consumed: int, text: str, skeleton: str | None = None) -> None:
         self.out.append(text)
+        self.skeleton.append(text if skeleton is None else skeleton)
         self.pos += consumed
 
     def literal(self, cp: int, consumed: int) -> None:
@@ -353,7 +359,7 @@ class _Translator:
         start = self.pos
         kind, value, consumed = self.read_escape()
         if kind == "set":
-            self.advance_emit(consumed, self.render_set(value))
+            self.advance_emit(consumed, self.render_set(value), "[\\x00]")
         elif kind == "char":
             self.literal(value, consumed)
         else:  # anchors, backreferences and anything re should judge itself
@@ -534,7 +540,7 @@ class _Translator:
             body = f"(?:(?-i:{overmatched})|{body})"
         elif overmatched:
             body = f"(?:(?-i:(?!{overmatched})){body})"
-        self.out.append(body)
+        self.advance_emit(0, body, "[\\x00]")
 
     def dotted_dotless_fix(self, ranges: Ranges) -> str | None:
         """The char re's case-insensitive class matches but regex's doesn't, if any.
@@ -649,7 +655,7 @@ class ReSplitter:
             raise _invalid(pattern, e) from None
         except (OverflowError, RecursionError) as e:
             raise _invalid(pattern, e) from None
-        if _can_match_empty(source):
+        if _can_match_empty(bmp.skeleton):
             raise _invalid(pattern, _EMPTY_MATCH_REASON)
         self._standin_map = None if standins is None else _StandinMap(standins)
         self._groups = self._compiled.groups
