@@ -46,7 +46,11 @@ def guarded(browser):
         guard.attach(context, page)
         opened.append((context, guard, set(allowed_http)))
         page.goto(origin + "/")
-        expect(page.get_by_test_id("status")).to_have_text("ready", timeout=BOOT_TIMEOUT_MS)
+        try:
+            expect(page.get_by_test_id("status")).to_have_text("ready", timeout=BOOT_TIMEOUT_MS)
+        except AssertionError:
+            detail = page.locator("#boot-detail").text_content()
+            raise AssertionError(f"the page did not boot: {detail!r}; {guard.errors}") from None
         return page
 
     yield _open
