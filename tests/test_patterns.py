@@ -276,12 +276,19 @@ def test_engine_argument_and_cache():
 
 
 def test_env_var_makes_auto_pick_re(monkeypatch):
+    custom = r"\p{L}+|\s+|."
     monkeypatch.setenv("TOKENIZER_NO_REGEX", "1")
     assert patterns.default_engine() == "re"
-    assert isinstance(compile_pattern("o200k"), patterns.ReSplitter)
+    assert isinstance(compile_pattern(custom), patterns.ReSplitter)
     monkeypatch.setenv("TOKENIZER_NO_REGEX", "0")
     assert patterns.default_engine() == "regex"
-    assert isinstance(compile_pattern("o200k"), regex.Pattern)
+    assert isinstance(compile_pattern(custom), regex.Pattern)
+
+
+def test_named_patterns_use_the_fast_re_translation():
+    """Measured faster than `regex` and proven identical above; the browser runs it too."""
+    for name in ("gpt2", "gpt4", "o200k"):
+        assert isinstance(compile_pattern(name), patterns.ReSplitter)
 
 
 BLOCK_REGEX = """
