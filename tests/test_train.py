@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections import Counter
 from pathlib import Path
+from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tokenizer.__main__ import main as cli_main
@@ -17,6 +19,7 @@ from tokenizer.patterns import compile_pattern, resolve_pattern
 from tokenizer.reference import merge, pair_counts, reference_merges, reference_train
 from tokenizer.train import learn_merges, train
 
+train_module = importlib.import_module("tokenizer.train")  # the module, not the function
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 PATTERNS = ["gpt2", "gpt4", "o200k", "none"]
 
@@ -68,10 +71,15 @@ tie_heavy_texts = st.one_of(
     tie_break=st.sampled_from(["first", "lexical"]),
     min_frequency=st.sampled_from([1, 2]),
     merges=st.integers(1, 40),
+    bulk=st.booleans(),
 )
-def test_heap_equals_reference(text, pattern, tie_break, min_frequency, merges):
+@example(
+    text="aaaaa ab aaa b aaaa a aa", pattern="none", tie_break="first", min_frequency=1, merges=10, bulk=True
+)
+def test_heap_equals_reference(text, pattern, tie_break, min_frequency, merges, bulk):
     counts = Counter(chunks_of(text, pattern))
-    got = learn_merges(counts, merges, tie_break=tie_break, min_frequency=min_frequency)
+    with mock.patch.object(train_module, "BULK_MIN_WORDS", 1 if bulk else 1 << 60):  # both merge paths
+        got = learn_merges(counts, merges, tie_break=tie_break, min_frequency=min_frequency)
     want = reference_merges(counts.items(), 256 + merges, tie_break, min_frequency)
     assert got.merges == want
     assert (got.stop_reason is None) == (len(want) == merges)

@@ -29,6 +29,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def _splitter(pattern: str):
         if isinstance(e, ValueError) and "pattern" in str(e):
             raise
         raise ValueError(f"invalid split pattern {pattern!r}: {e}") from None
-    if getattr(regex, "groups", 0):
+    if getattr(regex, "groups", 0) or getattr(regex, "_groups", 0):
         raise ValueError(f"split pattern {pattern!r} has capturing groups; use non-capturing (?:...) groups")
     return regex
 
@@ -115,18 +116,24 @@ def _count_text(text: str, regex, counts: Counter) -> int:
 
 def _split_window(regex, window: str, final: bool) -> tuple[list[str], int]:
     """Chunks of `window` that more text cannot change, and where the unsettled rest begins."""
-    chunks = regex.findall(window)
     if final:
-        return chunks, len(window)
-    if len(chunks) <= HOLD_BACK:
-        return [], 0
-    if sum(map(len, chunks)) == len(window):  # chunks tile the window
-        rest = len(window) - sum(map(len, chunks[-HOLD_BACK:]))
-        del chunks[-HOLD_BACK:]
-        return chunks, rest
-    spans = [m.span() for m in regex.finditer(window)]  # the pattern skips some text
-    kept = spans[:-HOLD_BACK]
-    return [window[a:b] for a, b in kept], kept[-1][1]
+        return regex.findall(window), len(window)
+    spans = _spans(regex, window)
+    if spans is None or len(spans) <= HOLD_BACK:
+        return [], 0  # wait for more text (or the end, for a pattern we cannot locate)
+    del spans[-HOLD_BACK:]
+    return [window[a:b] for a, b in spans], spans[-1][1]
+
+
+def _spans(regex, text: str) -> list[tuple[int, int]] | None:
+    """(start, end) of each chunk; None when the pattern skips text and cannot say where."""
+    chunks = regex.findall(text)
+    if sum(map(len, chunks)) == len(text):  # the chunks tile the text
+        ends = list(accumulate(map(len, chunks)))
+        return list(zip([0, *ends[:-1]], ends, strict=True))
+    if hasattr(regex, "finditer"):
+        return [m.span() for m in regex.finditer(text)]
+    return None
 
 
 def _utf8_cut(data: bytes) -> int:
@@ -207,7 +214,9 @@ def _count_range(
     while True:
         stop = min(size, end + extra)
         text = window + "".join(t for t, _ in _decoded_blocks(path, end, stop, block_size, trim=stop < size))
-        spans = [m.span() for m in regex.finditer(text)]
+        spans = _spans(regex, text)
+        if spans is None:
+            raise CutMismatch(f"{path}: cannot locate chunks of this pattern; count serially")
         if stop < size:
             del spans[-HOLD_BACK:]
         if stop >= size or (spans and spans[-1][1] >= boundary):

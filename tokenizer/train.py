@@ -38,7 +38,10 @@ from .core import Tokenizer
 from .counting import Progress, count_chunks, load_counts, pattern_key
 
 TIE_BREAKS = ("first", "lexical")
-MAX_VOCAB = 0x110000  # one character per token id
+MAX_VOCAB = 0x10FFFF  # one character per token id, and one spare for scan_bulk's separator
+BULK_MIN_WORDS = 256  # merges touching this many words run through numpy (scan_bulk)
+SHIFT = 21  # numpy pair key: left << SHIFT | right (ids < 2**21)
+MASK = (1 << SHIFT) - 1
 TOP_PAIRS = 10  # pairs listed per trace step
 TIED_SHOWN = 5  # tied losers listed per trace step
 
@@ -88,6 +91,69 @@ def learn_merges(
     return result
 
 
+def _sum_by_key(np, keys, weights) -> tuple[list[int], list[int]]:
+    """Distinct keys and the sum of their weights."""
+    if not len(keys):
+        return [], []
+    order = np.argsort(keys, kind="stable")
+    keys, weights = keys[order], weights[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[starts].tolist(), np.add.reduceat(weights, starts).tolist()
+
+
+def _initial_index(words: list[str], wcounts: list[int]) -> dict[str, list[int]]:
+    """Byte pair -> [total count, ascending words holding it]; numpy when it is there."""
+    try:
+        import numpy as np
+    except ImportError:
+        np = None
+    if np is None or not words or max(wcounts) >= 1 << 40:
+        return _initial_index_python(words, wcounts)
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    data = np.frombuffer("".join(words).encode("latin-1"), dtype=np.uint8)
+    inside = np.ones(len(data) - 1, dtype=bool)  # slot j pairs data[j] and data[j + 1]
+    inside[np.cumsum(lengths)[:-1] - 1] = False  # ... unless j ends a word
+    codes = ((data[:-1].astype(np.uint16) << 8) | data[1:])[inside]
+    del data, inside
+    word_of = np.repeat(np.arange(len(words), dtype=np.int32), lengths - 1)
+    weight = np.repeat(np.array(wcounts, dtype=np.int64), lengths - 1)
+    order = np.argsort(codes, kind="stable")  # stable: words stay ascending within a pair
+    codes, word_of, weight = codes[order], word_of[order], weight[order]
+    del order
+    new_pair = np.empty(len(codes), dtype=bool)
+    new_pair[0] = True
+    np.not_equal(codes[1:], codes[:-1], out=new_pair[1:])
+    starts = np.flatnonzero(new_pair)
+    totals = np.add.reduceat(weight, starts).tolist()
+    del weight
+    keep = new_pair
+    keep[1:] |= word_of[1:] != word_of[:-1]  # one entry per (pair, word)
+    word_of = word_of[keep]
+    bounds = np.searchsorted(np.flatnonzero(keep), starts).tolist() + [len(word_of)]
+    ids = word_of.tolist()
+    return {
+        chr(code >> 8) + chr(code & 255): [total, *ids[bounds[g] : bounds[g + 1]]]
+        for g, (code, total) in enumerate(zip(codes[starts].tolist(), totals, strict=True))
+    }
+
+
+def _initial_index_python(words: list[str], wcounts: list[int]) -> dict[str, list[int]]:
+    where: dict[str, list[int]] = {}
+    get = where.get
+    for w, s in enumerate(words):
+        c = wcounts[w]
+        for i in range(len(s) - 1):
+            k = s[i : i + 2]
+            e = get(k)
+            if e is None:
+                where[k] = [c, w]
+            else:
+                e[0] += c
+                if e[-1] != w:
+                    e.append(w)
+    return where
+
+
 @contextlib.contextmanager
 def _no_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector: the trainer makes no cycles, but millions of heap
@@ -110,19 +176,14 @@ class _HeapTrainer:
         self.words, self.wcounts = words, wcounts
         self.first, self.min_frequency = first, min_frequency
         self.token_len = [1] * 256  # bytes per token id
-        where: dict[str, list[int]] = {}
-        get = where.get
-        for w, s in enumerate(words):
-            c = wcounts[w]
-            for i in range(len(s) - 1):
-                k = s[i : i + 2]
-                e = get(k)
-                if e is None:
-                    where[k] = [c, w]
-                else:
-                    e[0] += c
-                    if e[-1] != w:
-                        e.append(w)
+        where = _initial_index(words, wcounts)
+        try:
+            import numpy
+
+            self.np = numpy
+            self.np_counts = numpy.array(wcounts, dtype=numpy.int64)
+        except (ImportError, OverflowError):  # no numpy (or counts past int64): word by word
+            self.np = None
         self.where = {k: e for k, e in where.items() if e[0] >= min_frequency}
         self.pc = {k: e[0] for k, e in self.where.items()}
         if first:
@@ -230,12 +291,30 @@ class _HeapTrainer:
 
     def merge(self, p: str, x: str, w_low: int) -> None:
         """Replace p by x in every word holding it; update counts of the neighbouring pairs."""
+        cands = self.where.pop(p)
+        j0 = bisect_left(cands, w_low, 1)
+        if self.np is not None and len(cands) - j0 >= BULK_MIN_WORDS:
+            fresh = self.scan_bulk(p, x, cands, j0)
+        else:
+            fresh = self.scan(p, x, cands, j0)
+        self.pc.pop(p, None)
+        pc, min_frequency, heap, where = self.pc, self.min_frequency, self.heap, self.where
+        first = self.first
+        for k, e in fresh.items():
+            v = e[0]
+            if v >= min_frequency:
+                pc[k] = v
+                where[k] = e
+                heappush(heap, (-v, e[1], 0, k) if first else (-v, k, e[1]))
+
+    def scan(self, p: str, x: str, cands: list[int], j0: int) -> dict[str, list[int]]:
+        """Merge word by word: the words and pair counts change in place; returns the new
+        pairs as pair -> [count, word, word, ...]."""
         words, wcounts, pc = self.words, self.wcounts, self.pc
         get = pc.get
-        fresh: dict[str, list[int]] = {}  # new pair -> [count, word, word, ...]
+        fresh: dict[str, list[int]] = {}
         fget = fresh.get
-        cands = self.where.pop(p)
-        for j in range(bisect_left(cands, w_low, 1), len(cands)):
+        for j in range(j0, len(cands)):
             w = cands[j]
             s = words[w]
             t = s.replace(p, x)
@@ -255,10 +334,9 @@ class _HeapTrainer:
                     e = fget(k)
                     if e is None:
                         fresh[k] = [c, w]
-                    else:
+                    else:  # first time for this word: one occurrence touches distinct pairs
                         e[0] += c
-                        if e[-1] != w:
-                            e.append(w)
+                        e.append(w)
                 if i + 2 < n:
                     k = s[i + 1 : i + 3]
                     v = get(k)
@@ -270,8 +348,7 @@ class _HeapTrainer:
                         fresh[k] = [c, w]
                     else:
                         e[0] += c
-                        if e[-1] != w:
-                            e.append(w)
+                        e.append(w)
                 continue
             # Several occurrences. Lost: the pairs overlapping an occurrence (the one
             # between two adjacent occurrences only once). Gained: the pairs holding x.
@@ -307,15 +384,74 @@ class _HeapTrainer:
                         if e[-1] != w:
                             e.append(w)
                 q = t.find(x, q + 1)
-        pc.pop(p, None)
-        min_frequency, heap, where = self.min_frequency, self.heap, self.where
-        first = self.first
-        for k, e in fresh.items():
-            v = e[0]
-            if v >= min_frequency:
-                pc[k] = v
-                where[k] = e
-                heappush(heap, (-v, e[1], 0, k) if first else (-v, k, e[1]))
+        return fresh
+
+    def scan_bulk(self, p: str, x: str, cands: list[int], j0: int) -> dict[str, list[int]]:
+        """scan() for many words at once: join them, find the occurrences and their
+        neighbours with numpy, and touch each distinct neighbouring pair once."""
+        np = self.np
+        words, pc = self.words, self.pc
+        wlist = cands[j0:]
+        wids = np.array(wlist, dtype=np.int64)
+        strs = [words[w] for w in wlist]
+        sep_code = ord(x) + 1  # no word holds an id above x
+        sep = chr(sep_code)
+        big = sep.join(strs)
+        code = np.frombuffer(big.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+        a, b, xid = ord(p[0]), ord(p[1]), ord(x)
+        hit = np.flatnonzero((code[:-1] == a) & (code[1:] == b))
+        if a == b and len(hit):  # runs like "aaa": keep every other hit from each run's start
+            run_start = np.ones(len(hit), dtype=bool)
+            run_start[1:] = hit[1:] != hit[:-1] + 1
+            first_of_run = np.maximum.accumulate(np.where(run_start, hit, 0))
+            hit = hit[(hit - first_of_run) % 2 == 0]
+        lengths = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
+        starts = np.zeros(len(strs), dtype=np.int64)
+        np.cumsum(lengths[:-1] + 1, out=starts[1:])
+        word_at = np.searchsorted(starts, hit, side="right") - 1  # index into wlist
+        weight = self.np_counts[wids[word_at]]
+        after_prev = np.zeros(len(hit), dtype=bool)  # this hit starts where the previous ended
+        after_prev[1:] = hit[1:] == hit[:-1] + 2
+        before_next = np.zeros(len(hit), dtype=bool)
+        before_next[:-1] = after_prev[1:]
+        n = len(code)
+        left = code[np.maximum(hit - 1, 0)]
+        has_left = (hit > 0) & (left != sep_code) & ~after_prev
+        right = code[np.minimum(hit + 2, n - 1)]
+        has_right = (hit + 2 < n) & (right != sep_code)
+        left, right = left[has_left], right[has_right]
+        # Lost: (left, a) and (b, right). Gained: (left, x) and (x, right), or (x, x)
+        # where two occurrences touch.
+        lost = np.concatenate(((left << SHIFT) | a, (b << SHIFT) | right))
+        lost_weight = np.concatenate((weight[has_left], weight[has_right]))
+        get = pc.get
+        for key, d in zip(*_sum_by_key(np, lost, lost_weight), strict=True):
+            k = chr(key >> SHIFT) + chr(key & MASK)
+            v = get(k)
+            if v is not None:
+                pc[k] = v - d
+        gained = np.concatenate(
+            ((left << SHIFT) | xid, (xid << SHIFT) | np.where(before_next[has_right], xid, right))
+        )
+        gained_weight = np.concatenate((weight[has_left], weight[has_right]))
+        gained_word = np.concatenate((word_at[has_left], word_at[has_right]))
+        order = np.lexsort((gained_word, gained))  # by pair, then word
+        gained, gained_weight, gained_word = gained[order], gained_weight[order], gained_word[order]
+        new_pair = np.ones(len(gained), dtype=bool)
+        new_pair[1:] = gained[1:] != gained[:-1]
+        group_starts = np.flatnonzero(new_pair)
+        totals = np.add.reduceat(gained_weight, group_starts).tolist() if len(gained) else []
+        keep = new_pair.copy()
+        keep[1:] |= gained_word[1:] != gained_word[:-1]
+        word_ids = wids[gained_word[keep]].tolist()
+        bounds = np.searchsorted(np.flatnonzero(keep), group_starts).tolist() + [len(word_ids)]
+        fresh = {
+            chr(key >> SHIFT) + chr(key & MASK): [total, *word_ids[bounds[g] : bounds[g + 1]]]
+            for g, (key, total) in enumerate(zip(gained[group_starts].tolist(), totals, strict=True))
+        }
+        for w, t in zip(wlist, big.replace(p, x).split(sep), strict=True):
+            words[w] = t
+        return fresh
 
     def trace_step(self, step: int, p: str, new_id: int, count: int, tied: bool) -> dict[str, Any]:
         """What a step-through view shows; recounts everything (only done when tracing)."""

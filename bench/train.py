@@ -1,0 +1,228 @@
+"""Training benchmark: our heap trainer vs Hugging Face tokenizers, rustbpe and the reference.
+
+Same corpus file, same split pattern (gpt4), same vocab size. Every trainer runs in its own
+subprocess, so the peak RSS reported (from wait4) is that trainer's alone; wall time is the
+time from start of reading the corpus to the end of training, measured inside the child.
+
+    python bench/train.py --size 10MB --vocab 32768
+    python bench/train.py --size 100MB --vocab 32768 --corpus-file /tmp/large/large_en.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT.parent / "shared" / "corpora"
+CACHE = ROOT / "bench" / "results"
+SIZES = {"1MB": 1 << 20, "10MB": 10 << 20, "100MB": 100 << 20}
+# Sources, in order, concatenated until the size is reached (cut at a line end).
+SOURCES = [
+    "pg_en_medium.txt",
+    "shakespeare_complete.txt",
+    "kjv_bible.txt",
+    "pg_en_all.txt.xz",
+    "pg_multilingual.txt",
+    "udhr_all.txt",
+    "code_python.txt",
+    "code_c.txt",
+    "code_js.txt",
+    "emoji_cldr.txt",
+]
+TRAINERS = ["ours", "hf", "rustbpe", "reference"]
+REFERENCE_MAX_BYTES = 200_000  # the O(N*M) reference only runs on tiny inputs
+REFERENCE_MAX_VOCAB = 1024
+
+
+def build_corpus(size: int) -> Path:
+    """A UTF-8 file of about `size` bytes from ../shared/corpora, cached in bench/results."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / f"corpus_{size >> 20}MB.txt"
+    if path.exists() and path.stat().st_size > 0:
+        return path
+    tmp = path.with_suffix(".tmp")
+    written = 0
+    with open(tmp, "wb") as out:
+        for name in SOURCES:
+            src = CORPORA / name
+            opener = lzma.open if name.endswith(".xz") else open
+            with opener(src, "rb") as f:
+                for line in f:
+                    if written + len(line) > size:
+                        break
+                    out.write(line)
+                    written += len(line)
+            if written >= size - 4096:
+                break
+    os.replace(tmp, path)
+    return path
+
+
+# ----- one trainer per child process -----------------------------------------------------------
+
+
+def run_child(trainer: str, path: Path, vocab: int, threads: int) -> dict:
+    from tokenizer.patterns import resolve_pattern
+
+    pattern = resolve_pattern("gpt4")
+    start = time.perf_counter()
+    if trainer == "ours":
+        from tokenizer.train import train
+
+        tok = train(path, vocab, workers=threads)
+        stats = tok.metadata["statistics"]
+        extra = {
+            "merges": stats["merges"],
+            "phases": stats["seconds"],
+            "unique_chunks": stats["unique_chunks"],
+        }
+    elif trainer == "hf":
+        from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(pattern), "isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
+        trainer_obj = trainers.BpeTrainer(
+            vocab_size=vocab, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+        )
+        tok.train([str(path)], trainer_obj)
+        extra = {"merges": tok.get_vocab_size() - 256}
+    elif trainer == "rustbpe":
+        import rustbpe
+
+        from tokenizer.counting import _range_cuts
+
+        def documents():  # pieces cut where the gpt4 chunking has a boundary: same chunks as ours
+            cuts = _range_cuts(path, max(1, path.stat().st_size >> 20))
+            with open(path, "rb") as f:
+                for a, b in zip(cuts, cuts[1:], strict=False):
+                    yield f.read(b - a).decode("utf-8")
+
+        tok = rustbpe.Tokenizer()
+        tok.train_from_iterator(documents(), vocab, pattern=pattern)
+        extra = {"merges": len(tok.get_mergeable_ranks()) - 256}
+    elif trainer == "reference":
+        from tokenizer.counting import count_chunks
+        from tokenizer.reference import reference_merges
+
+        counts, _ = count_chunks(path, "gpt4", workers=1)
+        extra = {"merges": len(reference_merges(counts.items(), vocab, "first", 2))}
+    else:
+        raise ValueError(f"unknown trainer {trainer!r}")
+    return {"seconds": time.perf_counter() - start, **extra}
+
+
+def measure(trainer: str, path: Path, vocab: int, threads: int) -> dict:
+    """Run one trainer in a fresh interpreter; wall time from the child, peak RSS from wait4."""
+    env = {**os.environ, "RAYON_NUM_THREADS": str(threads), "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, __file__, "--child", trainer, "--file", str(path), "--vocab", str(vocab)]
+    cmd += ["--threads", str(threads)]
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
+        out = proc.stdout.read()
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage: its peak RSS
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{trainer} failed:\n{err.read().decode(errors='replace')[-2000:]}")
+    result = json.loads(out.decode().strip().splitlines()[-1])
+    result["peak_rss_mb"] = usage.ru_maxrss / 1024
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--size", choices=SIZES, default="10MB", help="corpus size built from ../shared/corpora"
+    )
+    parser.add_argument(
+        "--corpus-file", type=Path, help="use this UTF-8 file instead (its first --size bytes)"
+    )
+    parser.add_argument("--vocab", type=int, default=32768)
+    parser.add_argument("--threads", type=int, default=2, help="threads/processes for every trainer")
+    parser.add_argument("--runs", type=int, default=1, help="runs per trainer (the median is reported)")
+    parser.add_argument(
+        "--trainers", default=",".join(TRAINERS), help="comma-separated subset of " + ",".join(TRAINERS)
+    )
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.child:
+        print(json.dumps(run_child(args.child, args.file, args.vocab, args.threads)))
+        return 0
+
+    path = args.corpus_file or build_corpus(SIZES[args.size])
+    if args.corpus_file and path.stat().st_size > SIZES[args.size] * 1.05:
+        path = _prefix_copy(path, SIZES[args.size])
+    size = path.stat().st_size
+    print(
+        f"corpus {path.name}: {size / 1e6:.1f} MB, pattern gpt4, vocab {args.vocab}, threads {args.threads}"
+    )
+    rows = {}
+    for trainer in args.trainers.split(","):
+        if trainer == "reference" and (size > REFERENCE_MAX_BYTES or args.vocab > REFERENCE_MAX_VOCAB):
+            print(
+                f"  reference: skipped (only for <= {REFERENCE_MAX_BYTES:,} bytes and vocab <= {REFERENCE_MAX_VOCAB})"
+            )
+            continue
+        runs = [measure(trainer, path, args.vocab, args.threads) for _ in range(args.runs)]
+        runs.sort(key=lambda r: r["seconds"])
+        rows[trainer] = runs[len(runs) // 2]
+        rows[trainer]["all_seconds"] = [round(r["seconds"], 2) for r in runs]
+        print(
+            f"  {trainer}: {rows[trainer]['seconds']:.2f} s, peak {rows[trainer]['peak_rss_mb']:.0f} MB",
+            flush=True,
+        )
+
+    print()
+    print("| trainer | wall s | peak RSS MB | merges | time / ours | RSS / ours |")
+    print("|---|---:|---:|---:|---:|---:|")
+    ours = rows.get("ours")
+    for name, r in rows.items():
+        t_ratio = f"{r['seconds'] / ours['seconds']:.2f}" if ours else "-"
+        m_ratio = f"{r['peak_rss_mb'] / ours['peak_rss_mb']:.2f}" if ours else "-"
+        print(
+            f"| {name} | {r['seconds']:.2f} | {r['peak_rss_mb']:.0f} | {r['merges']} | {t_ratio} | {m_ratio} |"
+        )
+    if ours and "phases" in ours:
+        print(f"\nours by phase (s): {ours['phases']}")
+    if args.json:
+        args.json.write_text(
+            json.dumps({"corpus": str(path.name), "bytes": size, "vocab": args.vocab, "rows": rows}, indent=1)
+        )
+    return 0
+
+
+def _prefix_copy(path: Path, size: int) -> Path:
+    """The first `size` bytes of a big file, cut at a line end, cached in bench/results."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    out_path = CACHE / f"{path.stem}_{size >> 20}MB.txt"
+    if not out_path.exists():
+        with open(path, "rb") as f:
+            data = f.read(size)
+        data = data[: data.rfind(b"\n") + 1]
+        tmp = out_path.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, out_path)
+    return out_path
+
+
+if __name__ == "__main__":
+    sys.exit(main())
