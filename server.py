@@ -1038,22 +1038,31 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _kill_process_group(process: multiprocessing.process.BaseProcess) -> None:
-    """SIGTERM the job's process group (the trainer may have its own pool), then SIGKILL."""
+    """SIGTERM the job's process group (the trainer may run a counting pool), then SIGKILL.
+
+    Every signal goes out while the job process is alive or unreaped, so its pid (and
+    process group id) cannot have been reused by an unrelated process.
+
+    The child makes itself a group leader first thing, but a cancel can arrive before that:
+    then there is no group yet (and no pool either), so the process itself is signalled too.
+    """
     pid = process.pid
     if pid is None:
         return
     for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if hasattr(os, "killpg"):
-                os.killpg(pid, sig)  # the child made itself a group leader: pid == pgid
-            else:
-                process.kill() if sig == signal.SIGKILL else process.terminate()
+        _signal_job(pid, sig)
         process.join(wait)
         if process.exitcode is not None:
             break
+    # No sweep after join(): the pid is reaped by then and may belong to someone else.
+
+
+def _signal_job(pid: int, sig: int) -> None:
     if hasattr(os, "killpg"):
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)  # stragglers of the pool, if any
+            os.killpg(pid, sig)  # pgid == pid once the child called setpgrp
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
 
 
 # ----- the job process --------------------------------------------------------------------

@@ -359,3 +359,20 @@ def test_cli_prints_url_and_sigterm_cancels_jobs(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_cancel_right_after_submit(tmp_path):
+    """Cancel before the worker has even started up (no process group yet): still stops at once."""
+    live = Live(tmp_path / "data")
+    try:
+        for _ in range(3):
+            job = live.train([BIG], vocab_size="30000").json()["job"]
+            pid = live.pid(job)
+            started = time.monotonic()
+            resp = live.delete(f"/api/jobs/{job}")
+            assert resp.status_code == 200 and resp.json()["state"] == "cancelled"
+            assert time.monotonic() - started < 2.5  # not the 3 s SIGTERM grace period
+            assert not _alive(pid)
+        assert live.files() == []
+    finally:
+        live.close()
