@@ -39,9 +39,13 @@ from .counting import Progress, count_chunks, load_counts, pattern_key
 
 TIE_BREAKS = ("first", "lexical")
 MAX_VOCAB = 0x10FFFF  # one character per token id, and one spare for scan_bulk's separator
-BULK_MIN_WORDS = 256  # merges touching this many words run through numpy (scan_bulk)
+BULK_MIN_WORDS = 1000  # merges touching this many words run through numpy (scan_bulk)
 SHIFT = 21  # numpy pair key: left << SHIFT | right (ids < 2**21)
 MASK = (1 << SHIFT) - 1
+OFF_BITS = 40  # `first` heap keys: -count << 80 | word << 40 | byte offset
+OFF_MASK = (1 << OFF_BITS) - 1
+POS_BITS = 2 * OFF_BITS
+POS_MASK = (1 << POS_BITS) - 1
 TOP_PAIRS = 10  # pairs listed per trace step
 TIED_SHOWN = 5  # tied losers listed per trace step
 
@@ -89,6 +93,13 @@ def learn_merges(
         t2 = time.perf_counter()
     result.seconds = {"index": round(t1 - t0, 3), "merge": round(t2 - t1, 3)}
     return result
+
+
+def _first_key(count: int, word: int, offset: int) -> int:
+    """Heap key of the `first` rule, (-count, word, offset) packed in one int (fast compares)."""
+    if offset > OFF_MASK:
+        raise ValueError(f"a chunk is longer than {OFF_MASK} bytes")
+    return ((-count) << POS_BITS) | (word << OFF_BITS) | offset
 
 
 def _sum_by_key(np, keys, weights) -> tuple[list[int], list[int]]:
@@ -187,9 +198,9 @@ class _HeapTrainer:
         self.where = {k: e for k, e in where.items() if e[0] >= min_frequency}
         self.pc = {k: e[0] for k, e in self.where.items()}
         if first:
-            self.heap = [(-e[0], e[1], 0, k) for k, e in self.where.items()]
+            self.heap = [(_first_key(e[0], e[1], 0), k) for k, e in self.where.items()]
         else:
-            self.heap = [(-e[0], k, e[1]) for k, e in self.where.items()]
+            self.heap = [(-e[0], k) for k, e in self.where.items()]
         heapify(self.heap)
 
     def earliest(self, p: str, w_low: int) -> tuple[int, int]:
@@ -202,27 +213,34 @@ class _HeapTrainer:
                 return w, sum(map(self.token_len.__getitem__, map(ord, words[w][:q])))
         raise AssertionError(f"pair {p!r} has a count but no occurrence")
 
-    def pop_best(self) -> tuple | None:
-        """Pop the heap entry of the best pair with its exact key, or None when none is left."""
+    def pop_best(self) -> tuple[int, str, int] | None:
+        """Pop the best pair: (count, pair, its first word or a lower bound), None if none is left."""
         heap, pc, first, min_frequency = self.heap, self.pc, self.first, self.min_frequency
         while heap:
             top = heap[0]
-            p = top[3] if first else top[1]
+            key, p = top
             c = pc.get(p, 0)
             if c < min_frequency:  # counts never rise: this pair is out for good
                 heappop(heap)
                 pc.pop(p, None)
                 self.where.pop(p, None)
                 continue
-            if c != -top[0]:
-                heapreplace(heap, (-c, *top[1:]))
-                continue
-            if first:
-                w, off = self.earliest(p, top[1])
-                if (w, off) != (top[1], top[2]):
-                    heapreplace(heap, (-c, w, off, p))
+            if not first:
+                if c != -key:
+                    heapreplace(heap, (-c, p))
                     continue
-            return heappop(heap)
+                heappop(heap)
+                return c, p, 0
+            if c != -(key >> POS_BITS):
+                heapreplace(heap, (((-c) << POS_BITS) | (key & POS_MASK), p))
+                continue
+            w_low = (key >> OFF_BITS) & OFF_MASK
+            w, off = self.earliest(p, w_low)
+            if (w, off) != (w_low, key & OFF_MASK):
+                heapreplace(heap, (_first_key(c, w, off), p))
+                continue
+            heappop(heap)
+            return c, p, w
         return None
 
     def best_count(self) -> int:
@@ -230,20 +248,20 @@ class _HeapTrainer:
         heap, pc, first = self.heap, self.pc, self.first
         while heap:
             top = heap[0]
-            p = top[3] if first else top[1]
+            key, p = top
             c = pc.get(p, 0)
+            stored = -(key >> POS_BITS) if first else -key
             if c < self.min_frequency:
                 heappop(heap)
                 pc.pop(p, None)
                 self.where.pop(p, None)
-            elif c != -top[0]:
-                heapreplace(heap, (-c, *top[1:]))
+            elif c != stored:
+                heapreplace(heap, (((-c) << POS_BITS) | (key & POS_MASK), p) if first else (-c, p))
             else:
                 return c
         return 0
 
     def run(self, num_merges: int, progress: Progress | None, trace: Trace | None) -> MergeResult:
-        first = self.first
         merges: list[tuple[int, int]] = []
         counts: list[int] = []
         vocab: list[bytes] = [bytes([b]) for b in range(256)]
@@ -261,9 +279,7 @@ class _HeapTrainer:
                     else "no pairs left: every chunk is a single token"
                 )
                 break
-            c = -entry[0]
-            p = entry[3] if first else entry[1]
-            w_low = entry[1] if first else entry[2]
+            c, p, w_low = entry
             tied = self.best_count() == c
             ties += tied
             new_id = 256 + step
@@ -305,7 +321,7 @@ class _HeapTrainer:
             if v >= min_frequency:
                 pc[k] = v
                 where[k] = e
-                heappush(heap, (-v, e[1], 0, k) if first else (-v, k, e[1]))
+                heappush(heap, (_first_key(v, e[1], 0), k) if first else (-v, k))
 
     def scan(self, p: str, x: str, cands: list[int], j0: int) -> dict[str, list[int]]:
         """Merge word by word: the words and pair counts change in place; returns the new
