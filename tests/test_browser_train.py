@@ -100,6 +100,19 @@ def test_train_in_the_page(guarded, live_server, tmp_path):
     expect(start).to_be_enabled(timeout=30_000)
     expect(page.get_by_test_id("train-error")).to_be_hidden()
 
+    # Dropping a file on the zone adds it as a corpus (and the page's own loader, which takes
+    # .tiktoken/.json dropped anywhere, leaves it alone).
+    drop_data = page.evaluate_handle(
+        """() => { const dt = new DataTransfer();
+                   dt.items.add(new File(['some dropped text'], 'dropped.txt', { type: 'text/plain' }));
+                   return dt; }"""
+    )
+    page.get_by_test_id("train-drop").dispatch_event("drop", {"dataTransfer": drop_data})
+    expect(page.get_by_test_id("train-file-item")).to_have_text(["dropped.txt (17 B)×"])
+    expect(page.get_by_test_id("load-message")).to_be_hidden()
+    page.get_by_test_id("train-file-item").get_by_role("button").click()
+    expect(page.get_by_test_id("train-file-item")).to_have_count(0)
+
     # Bad input: caught in the page (vocab) and by the server (regex), shown, nothing starts.
     page.get_by_test_id("train-file").set_input_files(str(SMALL))
     expect(page.get_by_test_id("train-file-item")).to_have_count(1)
