@@ -116,11 +116,18 @@ def _count_text(text: str, regex, counts: Counter) -> int:
 
 def _split_window(regex, window: str, final: bool) -> tuple[list[str], int]:
     """Chunks of `window` that more text cannot change, and where the unsettled rest begins."""
+    chunks = regex.findall(window)
     if final:
-        return regex.findall(window), len(window)
+        return chunks, len(window)
+    if len(chunks) <= HOLD_BACK:
+        return [], 0  # wait for more text
+    if sum(map(len, chunks)) == len(window):  # the chunks tile the window: the common case
+        rest = len(window) - sum(map(len, chunks[-HOLD_BACK:]))
+        del chunks[-HOLD_BACK:]
+        return chunks, rest
     spans = _spans(regex, window)
-    if spans is None or len(spans) <= HOLD_BACK:
-        return [], 0  # wait for more text (or the end, for a pattern we cannot locate)
+    if spans is None:
+        return [], 0  # cannot locate the chunks: wait for the end of the document
     del spans[-HOLD_BACK:]
     return [window[a:b] for a, b in spans], spans[-1][1]
 
