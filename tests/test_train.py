@@ -213,6 +213,23 @@ def test_duplicate_tokens_are_kept_exact_and_encoded_with_the_first_id():
     assert tok.mergeable_ranks[b"abc"] == 258 and len(tok.mergeable_ranks) == 259
 
 
+def test_duplicate_tokens_in_the_tiktoken_export(tmp_path):
+    """The .tiktoken file keeps one line per distinct bytes (tiktoken's ranks are keyed by
+    bytes); the merge list in STEM.json keeps the later id, so decoding it still works."""
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    tok = Tokenizer.from_merges([(97, 98), (98, 99), (256, 99), (97, 257)], "gpt4", ["<|end|>"])
+    tok.save(tmp_path / "dup")
+    ranks = load_tiktoken_bpe(str(tmp_path / "dup.tiktoken"))
+    assert len(ranks) == 259 and ranks[b"abc"] == 258 and 259 not in ranks.values()
+    enc = tiktoken.Encoding("dup", pat_str=resolve_pattern("gpt4"), mergeable_ranks=ranks, special_tokens={})
+    assert enc.encode("abcabc ab") == tok.encode("abcabc ab")
+    again = Tokenizer.load(tmp_path / "dup")
+    assert again.merges == tok.merges and again.decode_single_token_bytes(259) == b"abc"
+    assert again.special_tokens == {"<|end|>": 260}
+
+
 def test_trainer_records_duplicates_when_two_merges_make_the_same_bytes(monkeypatch):
     """Duplicate detection in the trainer, checked by merging against the vocabulary it builds."""
     result = learn_merges({"aab": 5, "abab": 1}, 10, min_frequency=1)
