@@ -11,7 +11,7 @@ large_en.txt and large_multi.txt from make_large.sh (found in BPE_LARGE_DIR or
 adds bytes but no new distinct chunks (say so when quoting 1 GB figures).
 
 Every run is a fresh subprocess, so one run's memory never shows in the next; peak memory is
-sampled (every 20 ms) as the summed RSS of that process and all its descendants (pool
+sampled (every 50 ms) as the summed RSS of that process and all its descendants (pool
 processes, Dask workers), and also for the main process alone. Modes:
   local1  count_chunks(workers=1): one process
   local   count_chunks(): all cores (ProcessPoolExecutor over byte ranges)
@@ -118,9 +118,8 @@ def child(spec: dict) -> dict:
         client.close()
         if not spec.get("scheduler"):
             cluster.close()  # joins the worker processes, so their CPU time is in RUSAGE_CHILDREN
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out["cpu_s"] = time.process_time() + kids.ru_utime + kids.ru_stime
     out["unique_chunks"], out["chunks"], out["bytes"] = len(counts), meta["chunks"], meta["bytes"]
+    out["main_maxrss_count_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if spec.get("vocab_size"):
         from tokenizer.train import learn_merges
 
@@ -128,8 +127,11 @@ def child(spec: dict) -> dict:
         result = learn_merges(counts, spec["vocab_size"] - 256)
         out["merge_s"] = time.perf_counter() - t1
         out["merges"] = len(result.merges)
+        out["main_maxrss_end_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         if spec.get("merges_out"):
             Path(spec["merges_out"]).write_text(json.dumps(result.merges))
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out["cpu_s"] = time.process_time() + kids.ru_utime + kids.ru_stime
     return out
 
 
@@ -137,7 +139,7 @@ def measure(spec: dict, repeat: int = 1) -> dict:
     """Median times and the largest peaks of `repeat` runs."""
     runs = [measure_once(spec) for _ in range(repeat)]
     out = dict(runs[0])
-    for key in ("count_s", "merge_s", "cpu_s", "start_s"):
+    for key in ("count_s", "merge_s", "cpu_s", "start_s", "busiest_cpu_s"):
         if key in out:
             out[key] = statistics.median(r[key] for r in runs)
     for key in ("peak_tree_mb", "peak_main_mb"):
@@ -158,25 +160,30 @@ def measure_once(spec: dict) -> dict:
     )
     me = psutil.Process(proc.pid)
     peak_tree = peak_main = 0
+    cpu: dict[int, float] = {}  # pid -> latest user+sys seconds seen
     while proc.poll() is None:
         try:
             tree = [me, *me.children(recursive=True)]
-            rss = []
-            for p in tree:
-                try:
-                    rss.append(p.memory_info().rss)
-                except psutil.Error:
-                    rss.append(0)
-            peak_tree = max(peak_tree, sum(rss))
-            peak_main = max(peak_main, rss[0])
         except psutil.Error:
-            pass
-        time.sleep(0.02)
+            break
+        rss = []
+        for p in tree:
+            try:
+                with p.oneshot():
+                    rss.append(p.memory_info().rss)
+                    t = p.cpu_times()
+                    cpu[p.pid] = t.user + t.system
+            except psutil.Error:
+                rss.append(0)
+        peak_tree = max(peak_tree, sum(rss))
+        peak_main = max(peak_main, rss[0])
+        time.sleep(0.05)
     stdout, stderr = proc.communicate()
     if proc.returncode != 0:
         raise SystemExit(f"run {spec['mode']} failed:\n{stderr[-3000:]}")
     result = json.loads(stdout.strip().splitlines()[-1])
     result.update(peak_tree_mb=peak_tree / 2**20, peak_main_mb=peak_main / 2**20)
+    result["busiest_cpu_s"] = max(cpu.values(), default=0.0)
     return result
 
 
@@ -201,6 +208,7 @@ def main() -> None:
     ap.add_argument("--min-chunk-count", default="1", help="comma list, e.g. 1,2 (train: compares merges)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement: median time, max memory")
     ap.add_argument("--work-dir", default=tempfile.gettempdir(), help="where the inputs are built")
+    ap.add_argument("--json", help="also write the raw results here (train mode)")
     ap.add_argument("--files", nargs="+", help="measure these files instead of built N MB inputs")
     args = ap.parse_args()
     if args.child:
@@ -210,7 +218,7 @@ def main() -> None:
     if args.files:
         inputs = {f"{sum(Path(f).stat().st_size for f in args.files) / MB:,.0f} MB": args.files}
     else:
-        inputs = {f"{s:,} MB": [str(build_input(int(s), work))] for s in args.sizes.split(",")}
+        inputs = {f"{int(s):,} MB": [str(build_input(int(s), work))] for s in args.sizes.split(",")}
     if args.train:
         train_report(args, inputs, work)
     else:
@@ -236,43 +244,30 @@ def count_report(args, inputs) -> None:
                 mode, f"Dask, {r['workers']} workers" + (" (LocalCluster)" if not args.scheduler else "")
             )
             speed = r["bytes"] / MB / r["count_s"]
-            rows.append(
-                [
-                    label,
-                    name,
-                    f"{r['count_s']:.1f} s" + (f" (+{r['start_s']:.1f} s start)" if "start_s" in r else ""),
-                    f"{speed:.1f} MB/s",
-                    f"{base['count_s'] / r['count_s']:.2f}x",
-                    f"{r['cpu_s']:.1f} s",
-                    mb(r["peak_tree_mb"]),
-                    mb(r["peak_main_mb"]),
-                    f"{r['unique_chunks']:,}",
-                ]
-            )
-            print(
-                f"{label:>9} {name:<32} {rows[-1][2]:<22} {speed:6.1f} MB/s  speed-up {rows[-1][4]:>6}  "
-                f"cpu {rows[-1][5]}  peak {rows[-1][6]} (main {rows[-1][7]})",
-                file=sys.stderr,
-                flush=True,
-            )
+            row = {
+                "corpus": label,
+                "engine": name,
+                "count phase (wall)": f"{r['count_s']:.1f} s"
+                + (f" (+{r['start_s']:.1f} s start)" if "start_s" in r else ""),
+                "speed": f"{speed:.1f} MB/s",
+                "wall speed-up": f"{base['count_s'] / r['count_s']:.2f}x",
+                "CPU, all processes": f"{r['cpu_s']:.1f} s",
+                "CPU, busiest process": f"{r['busiest_cpu_s']:.1f} s",
+                "CPU-bound speed-up": f"{base['busiest_cpu_s'] / r['busiest_cpu_s']:.2f}x",
+                "peak RSS, all processes": mb(r["peak_tree_mb"]),
+                "peak RSS, main": mb(r["peak_main_mb"]),
+                "distinct chunks": f"{r['unique_chunks']:,}",
+            }
+            rows.append(list(row.values()))
+            print("  ".join(f"{k}: {v}" for k, v in row.items()), file=sys.stderr, flush=True)
             if base["unique_chunks"] != r["unique_chunks"] or base["chunks"] != r["chunks"]:
                 raise SystemExit(f"{mode} counted a different table than {modes[0]}: {r} vs {base}")
-    header = [
-        "corpus",
-        "engine",
-        "count phase",
-        "speed",
-        "speed-up vs 1 process",
-        "CPU (all processes)",
-        "peak RSS (all processes)",
-        "peak RSS (main)",
-        "distinct chunks",
-    ]
+    header = list(row)
     print_table(header, rows)
 
 
 def train_report(args, inputs, work: Path) -> None:
-    rows, merges = [], {}
+    rows, merges, results = [], {}, []
     for label, files in inputs.items():
         for mcc in map(int, args.min_chunk_count.split(",")):
             out = work / f"bpe_scale_merges_{label.split()[0].replace(',', '')}_{mcc}.json"
@@ -291,32 +286,26 @@ def train_report(args, inputs, work: Path) -> None:
             same = ""
             if mcc > 1 and (label, 1) in merges:
                 same = agreement(merges[(label, 1)], merges[(label, mcc)])
-            rows.append(
-                [
-                    label,
-                    str(mcc),
-                    f"{r['unique_chunks']:,}",
-                    f"{r['count_s']:.1f} s",
-                    f"{r['merge_s']:.1f} s",
-                    mb(r["peak_tree_mb"]),
-                    mb(r["peak_main_mb"]),
-                    f"{r['peak_main_mb'] / size * 100:.0f} %",
-                    same,
-                ]
-            )
-            print(" | ".join(rows[-1]), file=sys.stderr, flush=True)
-    header = [
-        "corpus",
-        "min chunk count",
-        "distinct chunks",
-        "count",
-        f"merge ({args.vocab_size:,})",
-        "peak RSS (all)",
-        "peak RSS (main)",
-        "main / corpus",
-        "merges same as without pruning",
-    ]
+            row = {
+                "corpus": label,
+                "min chunk count": str(mcc),
+                "distinct chunks": f"{r['unique_chunks']:,}",
+                "count (wall)": f"{r['count_s']:.1f} s",
+                f"merge {r['merges']:,} (wall)": f"{r['merge_s']:.1f} s",
+                "CPU, all processes": f"{r['cpu_s']:.1f} s",
+                "peak RSS main, after count": mb(r["main_maxrss_count_mb"]),
+                "peak RSS main, count + merge": mb(r["main_maxrss_end_mb"]),
+                "peak RSS, all processes": mb(r["peak_tree_mb"]),
+                "main peak / corpus": f"{r['main_maxrss_end_mb'] / size * 100:.0f} %",
+                "merges vs no pruning": same,
+            }
+            rows.append(list(row.values()))
+            results.append({"corpus": label, **spec, **r})
+            print("  ".join(f"{k}: {v}" for k, v in row.items()), file=sys.stderr, flush=True)
+    header = list(row)
     print_table(header, rows)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
 
 
 def tokens(merges: list) -> list[bytes]:

@@ -61,6 +61,8 @@ REDUCE_FAN_IN = 4  # partial tables merged per reduction task
 RANGE_MAX_BYTES = 64 << 20  # a bigger range only makes a bigger partial table on one worker
 RANGES_PER_WORKER = 4  # enough ranges that a slow worker does not hold everyone up
 FINGERPRINT_BYTES = 1 << 16  # hashed at each end of a file to tell two files at one path apart
+CONNECT_TIMEOUT_S = 30  # to reach a scheduler
+WORKER_WAIT_S = 60  # for a first worker to join it
 
 
 class DistributedCountError(ValueError):
@@ -326,9 +328,17 @@ def _connect(scheduler: Any, workers: int | None):
             f"scheduler must be an address such as tcp://HOST:8786, a Client or None, not {scheduler!r}"
         )
     try:
-        client = distributed.Client(scheduler, timeout=30)
+        client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
     except OSError as e:
         raise DistributedCountError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+    except (TimeoutError, OSError):
+        client.close()
+        raise DistributedCountError(
+            f"no worker joined the Dask scheduler at {scheduler} within {WORKER_WAIT_S} s: "
+            f"start some with `dask worker {scheduler} --nthreads 1`"
+        ) from None
     return client, None, True
 
 
@@ -367,7 +377,7 @@ def count_chunks_dask(
     t0 = time.perf_counter()
     client, cluster, owned = _connect(scheduler, workers)
     try:
-        n_workers = max(len(client.scheduler_info().get("workers", {})), 1)
+        n_workers = max(sum(client.nthreads().values()), 1)  # task slots: one range each at a time
         jobs = _plan(files, pattern, n_workers, parts_per_file)
         part = _run(client, jobs, min_chunk_count, progress, distributed)
         serial_fallback = []
