@@ -33,8 +33,8 @@ const utf8 = new TextEncoder();
 const fatal = new TextDecoder("utf-8", { fatal: true });
 const lenient = new TextDecoder("utf-8");
 
-const FIRST_SLICE = 3000; // tokens rendered synchronously; the rest follow in idle slices
-const SLICE = 4000;
+const FIRST_SLICE = 2000; // tokens rendered synchronously; the rest follow in idle slices
+const SLICE = 2000;
 
 const state = {
   manifest: null,
@@ -498,21 +498,30 @@ async function renderSplit(panel, text) {
 
 // ----- diff mode ----------------------------------------------------------------------------
 
+// A token is marked when the baseline has no token with exactly its byte span: it starts or ends
+// where the baseline has no boundary, or the baseline splits it further.
 function updateDiff() {
   const base = state.panels[0];
   for (const p of state.panels) {
     p.el.classList.toggle("is-baseline", p === base);
     const mark = state.options.diff && p !== base && base && base.result && p.result;
-    const bounds = mark ? new Set(base.starts) : null;
+    let next = null;
+    if (mark) {
+      next = new Map();
+      for (let k = 0; k + 1 < base.starts.length; k++) next.set(base.starts[k], base.starts[k + 1]);
+    }
     const n = p.result ? p.result.ids.length : 0;
     let differing = 0;
     for (let i = 0; i < n; i++) {
       const span = p.spans[i];
       if (!span) continue;
-      const d = mark && (!bounds.has(p.starts[i]) || !bounds.has(p.starts[i + 1]));
-      if (d) differing++;
-      if (d) span.dataset.diff = "1";
-      else if (span.dataset.diff) delete span.dataset.diff;
+      const d = mark && next.get(p.starts[i]) !== p.starts[i + 1];
+      if (d) {
+        differing++;
+        span.dataset.diff = "1";
+      } else if (span.dataset.diff) {
+        delete span.dataset.diff;
+      }
     }
     if (mark) p.el.dataset.diffCount = String(differing);
     else delete p.el.dataset.diffCount;
@@ -628,7 +637,7 @@ panelsEl.addEventListener("focusin", (e) => {
 });
 
 function focusToken(span) {
-  if (span.tabIndex !== -1) span.tabIndex = -1; // focusable on demand, not 25,000 tab stops
+  if (!span.hasAttribute("tabindex")) span.tabIndex = -1; // focusable on demand, not 25,000 tab stops
   span.focus();
 }
 

@@ -23,11 +23,13 @@ import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 const BRIDGE = String.raw`
 import json
+import re
 import time
 from array import array
 
 from tokenizer import Tokenizer, formats
 from tokenizer.encodings import encoding_from_npm_json, register_encoding
+from tokenizer.patterns import PATTERNS
 
 _toks = {}
 _merge_cache = {}
@@ -104,25 +106,34 @@ def _from_hf(obj, source):
             cs.append(256 + n)
             n += 1
     unicode_to_byte = {chr(c): b for b, c in zip(bs, cs)}
+    special = {t["content"]: int(t["id"]) for t in obj.get("added_tokens") or [] if t.get("special")}
     ranks = {}
     for token, rank in model["vocab"].items():
+        if token in special:
+            continue
         try:
             ranks[bytes(unicode_to_byte[ch] for ch in token)] = int(rank)
         except KeyError:
-            raise ValueError(f"{source}: token {token!r} is not in the byte-level alphabet; only byte-level BPE is supported") from None
-    special = {t["content"]: int(t["id"]) for t in obj.get("added_tokens") or [] if t.get("special")}
-    pattern = "gpt2"
+            raise ValueError(
+                f"{source}: token {token!r} is not in the byte-level alphabet; only byte-level BPE is supported"
+            ) from None
+    pattern = None
     pre = obj.get("pre_tokenizer") or {}
     for p in pre.get("pretokenizers", [pre]):
-        regex = (p.get("pattern") or {}).get("Regex") if p.get("type") == "Split" else None
-        if regex:
-            pattern = regex
-            break
-    for token_id in list(special.values()):
-        for b, r in list(ranks.items()):
-            if r == token_id:
-                del ranks[b]
-    return Tokenizer(ranks, pattern, special, name=source.rsplit(".", 1)[0])
+        if p.get("type") == "Split":
+            regex = (p.get("pattern") or {}).get("Regex") or (p.get("pattern") or {}).get("String")
+            if regex and pattern is None:
+                # Undo the Oniguruma rewrite of possessive counts, (?>X{1,3}) -> X{1,3}+
+                regex = re.sub(r"\(\?>(\\p\{\w+\}|\\[a-zA-Z]|.)(\{\d+,\d+\})\)", r"\1\2+", regex)
+                pattern = next((n for n, r in PATTERNS.items() if r == regex), regex)
+        elif p.get("type") == "ByteLevel" and p.get("use_regex", True) and pattern is None:
+            pattern = "gpt2"
+    if pattern is None:
+        pattern = "none"
+    try:
+        return Tokenizer(ranks, pattern, special, name=source.rsplit(".", 1)[0])
+    except Exception as e:
+        raise ValueError(f"{source}: {e}") from None
 
 
 def load_user(tiktoken_text, json_text, hf_text, source, force_name=None):
@@ -201,32 +212,41 @@ def merge_tree(name, token_id):
     return json.dumps(_tree(_toks[name], int(token_id)))
 
 
-def _merge_rows(name):
+def _by_rank(name):
+    """Multi-byte tokens in rank order (the merge order), cached per tokenizer."""
     rows = _merge_cache.get(name)
     if rows is None:
         tok = _toks[name]
-        rows = []
-        if tok.merges is not None:
-            dec = tok.decode_single_token_bytes
-            for i, (a, b) in enumerate(tok.merges):
-                rows.append((256 + i, a, b, dec(256 + i)))
-        else:
-            for token, rank in sorted(tok.mergeable_ranks.items(), key=lambda kv: kv[1]):
-                if len(token) > 1:
-                    pair = _split_token(tok, token)
-                    if pair is not None:
-                        rows.append((rank, tok.mergeable_ranks[pair[0]], tok.mergeable_ranks[pair[1]], token))
+        rows = sorted((rank, token) for token, rank in tok.mergeable_ranks.items() if len(token) > 1)
         _merge_cache[name] = rows
     return rows
 
 
+def _pair(tok, rank, token):
+    if tok.merges is not None and 256 <= rank < 256 + len(tok.merges):
+        return tok.merges[rank - 256]
+    pair = _split_token(tok, token)
+    if pair is None:
+        return (-1, -1)
+    return tok.mergeable_ranks[pair[0]], tok.mergeable_ranks[pair[1]]
+
+
 def merge_list(name, query, offset, limit):
-    rows = _merge_rows(name)
+    """One page of the merges in order, optionally only those whose token contains the query.
+
+    Only the rows shown are split into their pair: all of o200k's would take seconds here.
+    """
+    tok = _toks[name]
+    rows = _by_rank(name)
     if query:
         q = query.encode("utf-8")
-        rows = [r for r in rows if q in r[3]]
+        rows = [r for r in rows if q in r[1]]
     page = rows[offset : offset + limit]
-    return json.dumps({"total": len(rows), "rows": [[r, a, b, t.hex()] for r, a, b, t in page]})
+    out = []
+    for rank, token in page:
+        a, b = _pair(tok, rank, token)
+        out.append([rank, a, b, token.hex()])
+    return json.dumps({"total": len(rows), "rows": out})
 
 
 def bench_load(name, fmt, buf):

@@ -1,0 +1,499 @@
+"""The playground's features, each driven through the real page in headless Chromium and checked
+against CPython: token view options, tooltips and cross-panel highlight, per-panel stats, adding
+and removing panels, diff mode, regex split view, decode box, merge explorer, loading a tokenizer
+from disk, share links, dark mode, a 100 KB paste, keyboard use and a narrow screen.
+
+Most tests share one booted page (Pyodide boots in seconds, not milliseconds) and put it back as
+they found it; the few that need a fresh load (share link, dark mode) open their own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import CORPORA, ROOT
+from playwright.sync_api import Page, expect
+from test_browser import expected_texts, panel, panel_ids, panel_texts, type_text, wait_ids
+
+from tokenizer import Tokenizer, get_encoding
+
+pytestmark = pytest.mark.browser
+
+DEFAULTS = ["cl100k_base", "o200k_base"]
+OPTIONS = {"opt-whitespace": True, "opt-ids": False, "opt-split": False, "opt-diff": False}
+SCREENSHOTS = ROOT / "web" / "screenshots"
+
+
+@pytest.fixture
+def page(app_page: Page):
+    """The shared page, reset after the test: default options, only the default panels."""
+    yield app_page
+    for opt, default in OPTIONS.items():
+        app_page.locator(f"#{opt}").set_checked(default)
+    for name in app_page.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)"):
+        if name not in DEFAULTS:
+            panel(app_page, name).locator("button.remove").click()
+    expect(app_page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
+
+
+def byte_bounds(tok: Tokenizer, ids: list[int]) -> list[int]:
+    out = [0]
+    for i in ids:
+        out.append(out[-1] + len(tok.decode_single_token_bytes(i)))
+    return out
+
+
+# ----- token view -------------------------------------------------------------------------
+
+
+def test_stable_colour_per_token_id(page: Page):
+    text = type_text(page, "the cat and the dog and the bird and the end")
+    want = get_encoding("cl100k_base").encode(text)
+    wait_ids(page, "cl100k_base", want)
+    classes = (
+        panel(page, "cl100k_base")
+        .get_by_test_id("token")
+        .evaluate_all(
+            "els => els.map(e => [Number(e.dataset.id), [...e.classList].find(c => /^c\\d+$/.test(c))])"
+        )
+    )
+    colour: dict[int, str] = {}
+    for token_id, cls in classes:
+        assert cls, "every token has a colour class"
+        assert colour.setdefault(token_id, cls) == cls, f"token {token_id} has two colours"
+    assert len(set(colour.values())) > 1, "different tokens get different colours"
+    # Same id, same colour in another panel too (gpt2 and r50k share ids for this text).
+    page.locator("#add-encoding").select_option("r50k_base")
+    wait_ids(page, "r50k_base", get_encoding("r50k_base").encode(text))
+    other = (
+        panel(page, "r50k_base")
+        .get_by_test_id("token")
+        .evaluate_all(
+            "els => els.map(e => [Number(e.dataset.id), [...e.classList].find(c => /^c\\d+$/.test(c))])"
+        )
+    )
+    again = dict(classes)
+    for token_id, cls in other:
+        if token_id in again:
+            assert cls == again[token_id]
+
+
+def test_whitespace_toggle_and_ids_view(page: Page):
+    text = type_text(page, "a  b\tc\nd")
+    want = get_encoding("o200k_base").encode(text)
+    wait_ids(page, "o200k_base", want)
+    assert panel_texts(page, "o200k_base") == expected_texts("o200k_base", want)
+    page.locator("#opt-whitespace").uncheck()
+    tok = get_encoding("o200k_base")
+    raw = [tok.decode_single_token_bytes(i).decode() for i in want]
+    expect(panel(page, "o200k_base").get_by_test_id("token")).to_have_text(
+        [t.removesuffix("\n") for t in raw], use_inner_text=False
+    )
+    page.locator("#opt-whitespace").check()
+    page.locator("#opt-ids").check()
+    expect(panel(page, "o200k_base").get_by_test_id("token")).to_have_text([str(i) for i in want])
+    page.locator("#opt-ids").uncheck()
+    expect(panel(page, "o200k_base").get_by_test_id("token")).to_have_text(expected_texts("o200k_base", want))
+
+
+def test_tooltip_shows_id_bytes_rank_and_highlights_other_panels(page: Page):
+    text = type_text(page, "Hello internationalization 東京")
+    cl, o2 = get_encoding("cl100k_base"), get_encoding("o200k_base")
+    cl_ids, o2_ids = cl.encode(text), o2.encode(text)
+    wait_ids(page, "cl100k_base", cl_ids)
+    wait_ids(page, "o200k_base", o2_ids)
+    k = 2  # a token in the middle of " internationalization"
+    span = panel(page, "cl100k_base").get_by_test_id("token").nth(k)
+    span.hover()
+    tip = page.locator("#tooltip")
+    expect(tip).to_be_visible()
+    token_bytes = cl.decode_single_token_bytes(cl_ids[k])
+    expect(tip).to_contain_text(f"id {cl_ids[k]}")
+    expect(tip).to_contain_text(f"rank {cl_ids[k]}")
+    expect(tip).to_contain_text("bytes " + " ".join(f"{b:02X}" for b in token_bytes))
+    # The o200k tokens overlapping the same bytes are highlighted, and only those.
+    cb, ob = byte_bounds(cl, cl_ids), byte_bounds(o2, o2_ids)
+    start, end = cb[k], cb[k + 1]
+    want = [i for i in range(len(o2_ids)) if ob[i] < end and ob[i + 1] > start]
+    got = (
+        panel(page, "o200k_base")
+        .get_by_test_id("token")
+        .evaluate_all("els => els.map((e, i) => e.classList.contains('hl') ? i : -1).filter(i => i >= 0)")
+    )
+    assert got == want and want
+    page.mouse.move(0, 0)
+    page.locator("h1").hover()
+    expect(tip).to_be_hidden()
+
+
+def test_panel_stats(page: Page):
+    text = type_text(page, "Статистика: 東京 and plain English words.")
+    for name in DEFAULTS:
+        tok = get_encoding(name)
+        ids = tok.encode(text)
+        wait_ids(page, name, ids)
+        n_bytes = len(text.encode())
+        stats = panel(page, name).get_by_test_id("stats")
+        expect(stats).to_contain_text(f"{len(text) / len(ids):.2f} chars/token")
+        expect(stats).to_contain_text(f"{n_bytes / len(ids):.2f} bytes/token")
+        expect(panel(page, name).get_by_test_id("token-count")).to_have_text(str(len(ids)))
+
+
+# ----- compare ----------------------------------------------------------------------------
+
+
+def test_add_and_remove_reference_panels(page: Page):
+    text = type_text(page, "GPT-2 vs GPT-4:    spaces   and 12345 numbers")
+    for name in ("gpt2", "p50k_base"):
+        page.locator("#add-encoding").select_option(name)
+        wait_ids(page, name, get_encoding(name).encode(text))
+    names = page.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)")
+    assert names == [*DEFAULTS, "gpt2", "p50k_base"]
+    panel(page, "gpt2").locator("button.remove").click()
+    expect(panel(page, "gpt2")).to_have_count(0)
+    expect(page.get_by_test_id("panel")).to_have_count(3)
+
+
+def differing(bounds: list[int], base: list[int]) -> list[int]:
+    """Tokens (by index) whose byte span is not exactly one token of the baseline."""
+    spans = set(zip(base, base[1:], strict=False))
+    return [i for i in range(len(bounds) - 1) if (bounds[i], bounds[i + 1]) not in spans]
+
+
+def test_diff_mode_marks_exactly_the_differing_boundaries(page: Page):
+    text = type_text(page, "Internationalization of 東京タワー costs 1234567 yen, doesn't it?")
+    base, other = get_encoding("cl100k_base"), get_encoding("o200k_base")
+    b_ids, o_ids = base.encode(text), other.encode(text)
+    wait_ids(page, "cl100k_base", b_ids)
+    wait_ids(page, "o200k_base", o_ids)
+    page.locator("#opt-diff").check()
+    bb, ob = byte_bounds(base, b_ids), byte_bounds(other, o_ids)
+    want = differing(ob, bb)
+    assert want, "this text must tokenize differently"
+    marked = panel(page, "o200k_base").locator("[data-testid=token][data-diff]")
+    expect(marked).to_have_count(len(want))
+    got = (
+        panel(page, "o200k_base")
+        .get_by_test_id("token")
+        .evaluate_all("els => els.map((e, i) => e.dataset.diff ? i : -1).filter(i => i >= 0)")
+    )
+    assert got == want
+    assert panel(page, "cl100k_base").locator("[data-diff]").count() == 0  # the baseline
+    # Making o200k the baseline marks cl100k's differing tokens instead.
+    panel(page, "o200k_base").locator("button.baseline").click()
+    want_cl = differing(bb, ob)
+    expect(panel(page, "cl100k_base").locator("[data-testid=token][data-diff]")).to_have_count(len(want_cl))
+    panel(page, "cl100k_base").locator("button.baseline").click()
+    names = page.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)")
+    assert names == DEFAULTS
+
+
+def test_split_view_shows_the_regex_chunks(page: Page):
+    text = type_text(page, "I'm   here: 12345 東京!!\n\n  next")
+    page.locator("#opt-split").check()
+    for name in DEFAULTS:
+        chunks = get_encoding(name).split(text)
+        shown = [c.replace(" ", "·").replace("\t", "→").replace("\n", "↵\n") for c in chunks]
+        expect(panel(page, name).get_by_test_id("chunk")).to_have_text(shown, use_inner_text=False)
+    page.locator("#opt-split").uncheck()
+    expect(panel(page, "cl100k_base").get_by_test_id("chunks")).to_be_hidden()
+
+
+# ----- decode, merges -----------------------------------------------------------------------
+
+
+def test_decode_box(page: Page):
+    tok = get_encoding("cl100k_base")
+    ids = tok.encode("Decoded: 東京 🙂 ok")
+    page.locator("#decode-box summary").click()
+    page.get_by_test_id("decode-encoding").select_option("cl100k_base")
+    page.get_by_test_id("decode-ids").fill("[" + ", ".join(map(str, ids)) + "]")
+    page.get_by_test_id("decode-run").click()
+    expect(page.get_by_test_id("decode-output")).to_have_text("Decoded: 東京 🙂 ok")
+    tokens = page.get_by_test_id("decode-tokens").get_by_test_id("token")
+    expect(tokens).to_have_count(len(ids))
+    assert tokens.evaluate_all("els => els.map(e => e.textContent)") == expected_texts("cl100k_base", ids)
+    # An id the vocabulary lacks is a clear error, not a crash.
+    page.get_by_test_id("decode-ids").fill("9906 100256")
+    page.get_by_test_id("decode-run").click()
+    expect(page.get_by_test_id("decode-output")).to_contain_text("100256")
+    expect(page.get_by_test_id("decode-output")).to_have_class("decode-output error")
+    page.locator("#decode-box summary").click()
+
+
+def expected_tree(tok: Tokenizer, token_id: int) -> dict:
+    """tiktoken's way to recover a merge: BPE on the token's bytes using only lower ranks."""
+    data = tok.decode_single_token_bytes(token_id)
+    node: dict = {"id": token_id}
+    if len(data) == 1:
+        return node
+    ranks = tok.mergeable_ranks
+    parts = [bytes([b]) for b in data]
+    while len(parts) > 2:
+        best = min(
+            (ranks[a + b], i)
+            for i, (a, b) in enumerate(zip(parts, parts[1:], strict=False))
+            if ranks.get(a + b, 1 << 62) < token_id
+        )
+        i = best[1]
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    node["children"] = [expected_tree(tok, ranks[parts[0]]), expected_tree(tok, ranks[parts[1]])]
+    return node
+
+
+def test_merge_tree_of_a_known_cl100k_token(page: Page):
+    tok = get_encoding("cl100k_base")
+    text = type_text(page, "Tokenization")
+    ids = tok.encode(text)
+    assert ids == [3404, 2065]  # "Token" "ization"
+    wait_ids(page, "cl100k_base", ids)
+    panel(page, "cl100k_base").get_by_test_id("token").nth(1).click()
+    tree = page.get_by_test_id("merge-tree")
+    expect(tree.get_by_test_id("merge-node").first).to_have_attribute("data-id", "2065")
+    got = tree.evaluate(
+        """root => {
+            const walk = (n) => {
+                const kids = n.querySelector(':scope > .kids');
+                const out = {id: Number(n.dataset.id)};
+                if (kids) out.children = [...kids.children].map(walk);
+                return out;
+            };
+            return walk(root.querySelector('[data-testid=merge-node]'));
+        }"""
+    )
+    want = expected_tree(tok, 2065)
+    assert got == want
+
+    def leaves(n):
+        return [n["id"]] if "children" not in n else [x for c in n["children"] for x in leaves(c)]
+
+    assert b"".join(tok.decode_single_token_bytes(i) for i in leaves(got)) == b"ization"
+    expect(tree).to_contain_text("rank 2065")
+
+
+def test_merge_list_search(page: Page):
+    page.locator("#merge-box summary").click() if not page.locator("#merge-box").evaluate(
+        "d => d.open"
+    ) else None
+    page.get_by_test_id("merge-encoding").select_option("cl100k_base")
+    page.get_by_test_id("merge-query").fill("ization")
+    tok = get_encoding("cl100k_base")
+    want = sorted(r for t, r in tok.mergeable_ranks.items() if b"ization" in t and len(t) > 1)
+    expect(page.get_by_test_id("merge-list")).to_have_attribute("data-total", str(len(want)))
+    rows = page.get_by_test_id("merge-row")
+    ranks = rows.evaluate_all("els => els.map(e => Number(e.dataset.rank))")
+    assert ranks == want[:200]
+    # Each row names the two tokens that merged, and they concatenate to the row's token.
+    first = rows.first.text_content()
+    left, right = (int(x) for x in first.split("←")[1].split("+"))
+    pair = tok.decode_single_token_bytes(left) + tok.decode_single_token_bytes(right)
+    assert tok.mergeable_ranks[pair] == want[0]
+    page.locator("#merge-box summary").click()
+
+
+# ----- loading tokenizers -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> tuple[Tokenizer, Path]:
+    from tokenizer import train
+
+    text = (CORPORA / "taylorswift.txt").read_text(encoding="utf-8")[:40_000]
+    tok = train(text, 400, pattern="gpt4", special_tokens=["<|end|>"], name="swift400")
+    folder = tmp_path_factory.mktemp("tok")
+    tok.save(folder / "swift400")
+    return tok, folder
+
+
+def test_load_tiktoken_and_json_from_disk(page: Page, trained):
+    tok, folder = trained
+    page.get_by_test_id("load-files").set_input_files(
+        [folder / "swift400.tiktoken", folder / "swift400.json"]
+    )
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded swift400")
+    text = type_text(page, "Taylor Swift's albums sold 50 million copies. 東京")
+    wait_ids(page, "swift400", tok.encode(text))
+    assert panel_texts(page, "swift400") == [
+        t
+        for t in (
+            "<" + " ".join(f"{b:02X}" for b in tok.decode_single_token_bytes(i)) + ">"
+            if not _valid(tok.decode_single_token_bytes(i))
+            else tok.decode_single_token_bytes(i).decode().replace(" ", "·")
+            for i in tok.encode(text)
+        )
+    ]
+
+
+def _valid(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def test_drop_files_onto_the_page(page: Page, trained):
+    tok, folder = trained
+    files = [
+        {"name": "swift400.tiktoken", "text": (folder / "swift400.tiktoken").read_text()},
+        {"name": "swift400.json", "text": (folder / "swift400.json").read_text()},
+    ]
+    page.evaluate(
+        """(files) => {
+            const dt = new DataTransfer();
+            for (const f of files) dt.items.add(new File([f.text], f.name));
+            document.querySelector('main').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+        }""",
+        files,
+    )
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded swift400")
+    name = page.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)")[-1]
+    text = type_text(page, "Swift dropped a file")
+    wait_ids(page, name, tok.encode(text))
+
+
+def test_bad_files_give_a_clear_message(page: Page, tmp_path):
+    bad = tmp_path / "broken.tiktoken"
+    bad.write_text("aGVsbG8= 0\nthis is not base64 at all\n")
+    page.get_by_test_id("load-files").set_input_files([bad])
+    msg = page.get_by_test_id("load-message")
+    expect(msg).to_contain_text("broken.tiktoken:2")
+    expect(msg).to_have_class("message error")
+    short = tmp_path / "short.tiktoken"
+    short.write_text("aGVsbG8= 0\n")
+    page.get_by_test_id("load-files").set_input_files([short])
+    expect(msg).to_contain_text("256")  # a byte-level BPE needs all 256 single bytes
+    other = tmp_path / "notes.txt"
+    other.write_text("hi")
+    page.get_by_test_id("load-files").set_input_files([other])
+    expect(msg).to_contain_text("expected a .tiktoken or .json file")
+    expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
+
+
+def test_load_hugging_face_tokenizer_json(page: Page, trained, tmp_path):
+    hf_export = pytest.importorskip("tokenizer.hf_export")
+    tok, _ = trained
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(hf_export.to_hf_json(tok)))
+    page.get_by_test_id("load-files").set_input_files([path])
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded tokenizer")
+    text = type_text(page, "Hugging Face format, same ids: Taylor's 1989 tour")
+    wait_ids(page, "tokenizer", tok.encode(text))
+
+
+# ----- share link, dark mode, screenshots -----------------------------------------------------
+
+
+def test_share_link_round_trips(page: Page, open_page, live_server):
+    text = type_text(page, "Share me: 東京 🙂 #hash & more?")
+    page.locator("#add-encoding").select_option("gpt2")
+    wait_ids(page, "gpt2", get_encoding("gpt2").encode(text))
+    page.get_by_test_id("share").click()
+    url = page.evaluate("() => location.href")
+    assert "#" in url and url.startswith(live_server)
+    other = open_page(live_server, url[len(live_server) :])
+    expect(other.get_by_test_id("input")).to_have_value(text)
+    names = other.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)")
+    assert names == [*DEFAULTS, "gpt2"]
+    for name in names:
+        wait_ids(other, name, get_encoding(name).encode(text))
+
+
+def test_dark_mode_and_screenshots(open_page, live_server):
+    SCREENSHOTS.mkdir(exist_ok=True)
+    text = "Tokenizers compare: naïve café, 東京タワー, emoji 🙂👩‍💻 and code: for (i = 0; i < 10; i++) {}"
+    backgrounds = {}
+    for scheme in ("light", "dark"):
+        page = open_page(live_server, "/", color_scheme=scheme, viewport={"width": 1200, "height": 760})
+        type_text(page, text)
+        page.locator("#add-encoding").select_option("gpt2")
+        for name in [*DEFAULTS, "gpt2"]:
+            wait_ids(page, name, get_encoding(name).encode(text))
+        page.locator("#opt-diff").check()
+        backgrounds[scheme] = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        if os.environ.get("UPDATE_SCREENSHOTS") or not (SCREENSHOTS / f"playground-{scheme}.png").exists():
+            page.screenshot(path=SCREENSHOTS / f"playground-{scheme}.png")
+    luminance = {
+        k: sum(int(x) for x in v[v.index("(") + 1 : v.index(")")].split(",")[:3])
+        for k, v in backgrounds.items()
+    }
+    assert luminance["dark"] < 150 < luminance["light"], backgrounds
+
+
+# ----- long text, keyboard, narrow screens ----------------------------------------------------
+
+
+def test_100kb_paste_renders_and_page_stays_responsive(page: Page):
+    text = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")[:100_000]
+    typed = " tail"
+    want = {name: get_encoding(name).encode(text) for name in DEFAULTS}
+    want_typed = {name: get_encoding(name).encode(text + typed) for name in DEFAULTS}
+    # The longest main-thread task, as the browser reports it (PerformanceObserver 'longtask').
+    # (A setInterval gap would also count time the OS gives no CPU to the renderer at all, which
+    # on a shared 2-core CI box is seconds, with the main thread idle.)
+    page.evaluate(
+        """() => {
+            window.__longtasks = [];
+            window.__ltObserver = new PerformanceObserver((list) => {
+                for (const e of list.getEntries()) window.__longtasks.push(e.duration);
+            });
+            window.__ltObserver.observe({ type: "longtask" });
+        }"""
+    )
+    # A paste: set the value and fire `input`. (Playwright's fill() goes through Chrome's
+    # insertText editing command, which alone takes 15 s for this text on a loaded 2-core box.)
+    box = page.get_by_test_id("input")
+    box.evaluate(
+        "(el, text) => { el.value = text; el.dispatchEvent(new Event('input', {bubbles: true})); }", text
+    )
+    # Only cheap single-element checks while measuring: querying 50,000 spans from the test
+    # would itself block the page's main thread.
+    for name in DEFAULTS:
+        rendered = panel(page, name).locator(".tokens")
+        expect(rendered).to_have_attribute("data-rendered", str(len(want[name])), timeout=60_000)
+    box.press("End")
+    box.press_sequentially(typed)
+    for name in DEFAULTS:
+        rendered = panel(page, name).locator(".tokens")
+        expect(rendered).to_have_attribute("data-rendered", str(len(want_typed[name])), timeout=60_000)
+    tasks = page.evaluate("() => { window.__ltObserver.disconnect(); return window.__longtasks; }")
+    for name in DEFAULTS:
+        assert panel_ids(page, name) == want_typed[name]
+    longest = max(tasks, default=0)
+    print(
+        f"longest main-thread task during a 100 KB paste and typing: {longest:.0f} ms ({len(tasks)} over 50 ms)"
+    )
+    # Target 100 ms; allow for a shared, loaded CI machine.
+    assert longest < 400, f"main thread blocked for {longest:.0f} ms"
+    type_text(page, "short again")
+
+
+def test_keyboard_navigation(page: Page):
+    text = type_text(page, "one two three")
+    ids = get_encoding("cl100k_base").encode(text)
+    wait_ids(page, "cl100k_base", ids)
+    panel(page, "cl100k_base").locator(".tokens").focus()
+    focused = page.locator(":focus")
+    expect(focused).to_have_attribute("data-id", str(ids[0]))
+    expect(page.locator("#tooltip")).to_be_visible()
+    page.keyboard.press("ArrowRight")
+    expect(page.locator(":focus")).to_have_attribute("data-id", str(ids[1]))
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("merge-tree").get_by_test_id("merge-node").first).to_have_attribute(
+        "data-id", str(ids[1])
+    )
+    page.locator("#merge-box summary").click()
+    page.get_by_test_id("input").focus()
+
+
+def test_narrow_screen_stacks_panels(page: Page):
+    page.set_viewport_size({"width": 390, "height": 800})
+    try:
+        boxes = [p.bounding_box() for p in page.get_by_test_id("panel").all()]
+        assert boxes[1]["y"] > boxes[0]["y"] + boxes[0]["height"] - 1, "panels stack vertically"
+        assert all(b["x"] + b["width"] <= 390 + 1 for b in boxes), "nothing overflows the screen"
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 720})
