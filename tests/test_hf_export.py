@@ -87,7 +87,7 @@ assigned_text = st.text(st.characters(exclude_categories=("Cs", "Cn")), max_size
 
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(text=assigned_text)
 def test_arbitrary_text(name, text, reference_exports):
     tok, hf_tok = reference_exports[name]

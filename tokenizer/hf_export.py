@@ -159,16 +159,16 @@ def export_hf(tok: Tokenizer, path: str | os.PathLike) -> None:
     atomic_write_text(path, json.dumps(to_hf_json(tok), ensure_ascii=False))
 
 
-def _load(source: str) -> Tokenizer:
+def _load(source: str, pattern: str) -> Tokenizer:
     from .encodings import get_encoding, list_encodings
 
     if source in list_encodings() and not Path(source).exists():
         return get_encoding(source)
-    return Tokenizer.load(source)
+    return Tokenizer.load(source, pattern=pattern)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    tok = _load(args.source)
+    tok = _load(args.source, args.pattern)
     if args.format == "hf":
         export_hf(tok, args.output)
     return 0
@@ -182,4 +182,5 @@ def add_subcommands(subparsers: Any) -> None:
     )
     p.add_argument("--format", "-f", choices=["hf"], default="hf", help="hf: Hugging Face tokenizer.json")
     p.add_argument("--output", "-o", required=True, help="file to write, e.g. tokenizer.json")
+    p.add_argument("--pattern", default="gpt4", help="split pattern for a bare .tiktoken file (default gpt4)")
     p.set_defaults(func=cmd_export)
