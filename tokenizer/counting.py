@@ -37,7 +37,7 @@ from .patterns import compile_pattern, resolve_pattern
 
 Progress = Callable[[str, int, int, float, "float | None"], None]
 
-BLOCK_SIZE = 1 << 22  # bytes read per block
+BLOCK_SIZE = 1 << 20  # bytes read per block (its list of chunks takes ~15x that in memory)
 HOLD_BACK = 3  # chunks at a window's end that may still change when more text follows
 PARALLEL_MIN_BYTES = 1 << 23  # below this, worker start-up costs more than it saves
 RANGE_MIN_BYTES = 1 << 20  # worker ranges are at least this big

@@ -27,6 +27,7 @@ import gc
 import os
 import sys
 import time
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -141,11 +142,18 @@ def _initial_index(words: list[str], wcounts: list[int]) -> dict[str, list[int]]
     keep[1:] |= word_of[1:] != word_of[:-1]  # one entry per (pair, word)
     word_of = word_of[keep]
     bounds = np.searchsorted(np.flatnonzero(keep), starts).tolist() + [len(word_of)]
-    ids = word_of.tolist()
+    ids = word_of.astype(np.int64).tobytes()
     return {
-        chr(code >> 8) + chr(code & 255): [total, *ids[bounds[g] : bounds[g + 1]]]
+        chr(code >> 8) + chr(code & 255): _word_list(total, ids, bounds[g], bounds[g + 1])
         for g, (code, total) in enumerate(zip(codes[starts].tolist(), totals, strict=True))
     }
+
+
+def _word_list(count: int, ids: bytes, start: int, end: int) -> array:
+    """array('q', [count, word, word, ...]) from int64 word ids ids[start:end] as bytes."""
+    out = array("q", (count,))
+    out.frombytes(ids[8 * start : 8 * end])
+    return out
 
 
 def _initial_index_python(words: list[str], wcounts: list[int]) -> dict[str, list[int]]:
@@ -320,7 +328,7 @@ class _HeapTrainer:
             v = e[0]
             if v >= min_frequency:
                 pc[k] = v
-                where[k] = e
+                where[k] = e if type(e) is array else array("q", e)  # 8 bytes a word
                 heappush(heap, (_first_key(v, e[1], 0), k) if first else (-v, k))
 
     def scan(self, p: str, x: str, cands: list[int], j0: int) -> dict[str, list[int]]:
@@ -459,10 +467,11 @@ class _HeapTrainer:
         totals = np.add.reduceat(gained_weight, group_starts).tolist() if len(gained) else []
         keep = new_pair.copy()
         keep[1:] |= gained_word[1:] != gained_word[:-1]
-        word_ids = wids[gained_word[keep]].tolist()
+        word_ids = wids[gained_word[keep]]
         bounds = np.searchsorted(np.flatnonzero(keep), group_starts).tolist() + [len(word_ids)]
+        ids = word_ids.tobytes()
         fresh = {
-            chr(key >> SHIFT) + chr(key & MASK): [total, *word_ids[bounds[g] : bounds[g + 1]]]
+            chr(key >> SHIFT) + chr(key & MASK): _word_list(total, ids, bounds[g], bounds[g + 1])
             for g, (key, total) in enumerate(zip(gained[group_starts].tolist(), totals, strict=True))
         }
         for w, t in zip(wlist, big.replace(p, x).split(sep), strict=True):
