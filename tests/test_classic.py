@@ -192,6 +192,20 @@ def test_trace_counts_equal_full_recount_at_every_step(text):
         done.append(step["pair"])
 
 
+@settings(max_examples=60, deadline=None)
+@given(text=texts, k=st.integers(0, 30))
+def test_segmenting_with_the_first_k_merges_renders_the_corpus_at_step_k(text, k):
+    # What the Learn view relies on: apply(merges[:k]) shows the training words as they
+    # stand after k merges.
+    merges = classic.learn(text, k, min_frequency=1)
+    segmenter = classic.Segmenter(merges)
+    for word in classic.count_words(text):
+        symbols = classic.word_symbols(word)
+        for left, right in merges:
+            symbols = classic._merge_symbols(symbols, left, right)
+        assert segmenter.segment_word(word) == (*symbols[:-1], symbols[-1].removesuffix("</w>"))
+
+
 def test_trace_of_the_seed_sentence():
     steps = list(classic.learn_steps("nation station ration", 3, top=3))
     # 'a t', 't i', 'i o', 'o n</w>' all occur 3 times: the lexically largest, 't i', wins.
