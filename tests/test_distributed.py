@@ -49,7 +49,10 @@ def client():
     import dask
 
     # One death per task is retried, a second is final: keeps the "always dies" test short.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    # No scheduler-side queuing: every ready task goes to a worker at once, so the order in
+    # which workers run them is ours (task priorities), not the scheduler's pacing.
+    settings = {"distributed.scheduler.allowed-failures": 1, "distributed.scheduler.worker-saturation": "inf"}
+    with dask.config.set(settings):
         cluster = distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
         )
@@ -299,3 +302,28 @@ def test_scheduler_unreachable_or_without_workers_is_a_clear_error(monkeypatch):
     with distributed.LocalCluster(n_workers=0, dashboard_address=None, processes=False) as empty:
         with pytest.raises(DistributedCountError, match="no worker joined"):
             count_chunks_dask([TAYLOR], "gpt4", empty.scheduler_address)
+
+
+def test_partial_tables_are_merged_while_ranges_are_still_being_counted(client):
+    """Memory bound: merges outrank leaves, so partial tables are folded as they come. Counted
+    from the task stream: at no time are more than a few counted ranges waiting for their merge
+    (running all leaves first would leave every one of the 24 waiting)."""
+    with distributed.get_task_stream(client) as ts:
+        got = count_chunks_dask([SHAKESPEARE, TAYLOR], "gpt4", client, parts_per_file=12)
+    assert_same_table(got, local([SHAKESPEARE, TAYLOR]))
+    done: dict[str, float] = {}
+    for rec in ts.data:
+        for s in rec["startstops"]:
+            if s["action"] == "compute":
+                done[str(rec["key"])] = s["stop"]
+    leaves = {int(k.rsplit("-", 1)[1]): t for k, t in done.items() if k.startswith("bpe-count-")}
+    merged = {
+        int(k.rsplit("-", 1)[1]): t for k, t in done.items() if k.startswith("bpe-merge-") and "-1-" in k
+    }
+    assert len(leaves) == got[1]["ranges"] == 24
+    events = sorted([(t, 1) for t in leaves.values()] + [(merged[i - i % 4], -1) for i in leaves])
+    waiting = peak = 0
+    for _, step in events:
+        waiting += step
+        peak = max(peak, waiting)
+    assert peak <= 10, f"{peak} counted ranges were waiting for their merge at once"

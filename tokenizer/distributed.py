@@ -281,16 +281,26 @@ def _plan(files: list[Path], pattern: str, workers: int, parts_per_file: int | N
 def _reduce_tree(client, leaves: list, min_chunk_count: int, token: str):
     """Submit merges REDUCE_FAN_IN at a time, level by level, keeping only the root's future.
 
-    Each level merges runs of consecutive parts, so every merge sees text in order."""
+    Each level merges runs of consecutive parts, so every merge sees text in order. Merges
+    outrank every leaf (leaves have priorities 1..len(leaves)): a merge whose inputs are ready
+    runs before more ranges are counted, so partial tables are folded as they come instead of
+    piling up in worker memory."""
     level = leaves
     depth = 0
     while len(level) > 1:
         depth += 1
         level = [
-            client.submit(_merge_parts, *level[i : i + REDUCE_FAN_IN], key=f"bpe-merge-{token}-{depth}-{i}")
+            client.submit(
+                _merge_parts,
+                *level[i : i + REDUCE_FAN_IN],
+                key=f"bpe-merge-{token}-{depth}-{i}",
+                priority=len(leaves) + depth,
+            )
             for i in range(0, len(level), REDUCE_FAN_IN)
         ]
-    return client.submit(_finish, level[0], min_chunk_count, key=f"bpe-finish-{token}")
+    return client.submit(
+        _finish, level[0], min_chunk_count, key=f"bpe-finish-{token}", priority=len(leaves) + depth + 1
+    )
 
 
 def _check_coverage(part: _Part, jobs: list[_Job]) -> None:
