@@ -23,7 +23,7 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 build: setup
-	$(PY) -m tokenizer.encodings build
+	$(PY) -c 'from tokenizer.encodings import build_blobs; build_blobs()'
 	$(PY) build_wasm.py
 
 chromium:

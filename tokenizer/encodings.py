@@ -1,7 +1,7 @@
 """The reference encodings (gpt2, r50k_base, p50k_base, cl100k_base, o200k_base).
 
 Their ranks come from the npm `tiktoken` package (`encoders/NAME.json`): nothing is
-downloaded at run time. `python -m tokenizer.encodings build` converts them once into a
+downloaded at run time. `build_blobs()` (run by `make`) converts them once into a
 compact binary blob per encoding (see `pack_encoding`), which CPython and the browser
 (Pyodide) both load in tens of milliseconds instead of base64-decoding 100k+ strings.
 """
@@ -180,9 +180,3 @@ def build_blobs(out_dir: str | os.PathLike = DATA_DIR) -> dict[str, Path]:
         written[name] = dst
     return written
 
-
-if __name__ == "__main__":
-    if sys.argv[1:2] not in (["build"], []):
-        sys.exit("usage: python -m tokenizer.encodings [build [OUT_DIR]]")
-    for name, path in build_blobs(*sys.argv[2:]).items():
-        print(f"{name}: {path} ({path.stat().st_size:,} bytes)")
