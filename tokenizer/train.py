@@ -32,6 +32,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush, heapreplace
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from .counting import Progress, count_chunks, load_counts, pattern_key
 
 TIE_BREAKS = ("first", "lexical")
 MAX_VOCAB = 0x10FFFF  # one character per token id, and one spare for scan_bulk's separator
-BULK_MIN_WORDS = 1000  # merges touching this many words run through numpy (scan_bulk)
+BULK_MIN_WORDS = 300  # merges touching this many words run through numpy (scan_bulk)
 SHIFT = 21  # numpy pair key: left << SHIFT | right (ids < 2**21)
 MASK = (1 << SHIFT) - 1
 OFF_BITS = 40  # `first` heap keys: -count << 80 | word << 40 | byte offset
@@ -417,7 +418,7 @@ class _HeapTrainer:
         words, pc = self.words, self.pc
         wlist = cands[j0:]
         wids = np.array(wlist, dtype=np.int64)
-        strs = [words[w] for w in wlist]
+        strs = itemgetter(*wlist)(words) if len(wlist) > 1 else (words[wlist[0]],)
         sep_code = ord(x) + 1  # no word holds an id above x
         sep = chr(sep_code)
         big = sep.join(strs)
@@ -429,9 +430,8 @@ class _HeapTrainer:
             run_start[1:] = hit[1:] != hit[:-1] + 1
             first_of_run = np.maximum.accumulate(np.where(run_start, hit, 0))
             hit = hit[(hit - first_of_run) % 2 == 0]
-        lengths = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
-        starts = np.zeros(len(strs), dtype=np.int64)
-        np.cumsum(lengths[:-1] + 1, out=starts[1:])
+        starts = np.zeros(len(strs), dtype=np.int64)  # where each word begins in `big`
+        starts[1:] = np.flatnonzero(code == sep_code) + 1
         word_at = np.searchsorted(starts, hit, side="right") - 1  # index into wlist
         weight = self.np_counts[wids[word_at]]
         after_prev = np.zeros(len(hit), dtype=bool)  # this hit starts where the previous ended
