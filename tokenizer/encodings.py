@@ -80,7 +80,7 @@ def npm_encoders_dir() -> Path:
             return candidate
     raise FileNotFoundError(
         "reference encodings not found: run `npm ci` in the repository (npm package tiktoken) "
-        "or `python -m tokenizer.encodings build`, or set TOKENIZER_NPM_ENCODERS"
+        "or `make build`, or set TOKENIZER_NPM_ENCODERS"
     )
 
 
