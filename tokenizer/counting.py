@@ -311,7 +311,8 @@ def count_chunks(
     files, texts = corpus_documents(corpus)
     counts: Counter = Counter()
     stats = {"documents": 0, "bytes": 0, "chunks": 0}
-    if texts is not None:
+    if texts is not None:  # strings are in memory already: counted here, in order
+        stats["workers"] = 1
         tick = _Ticker("count", None, progress)
         for i, text in enumerate(texts):
             text = _check_text(text, f"corpus document {i}")
