@@ -113,7 +113,7 @@ def measure_typing(page, size: int, keystrokes: int) -> dict:
         timeout=120_000,
         polling=20,
     )
-    box.press("End")
+    box.press("Control+End")
     lat = []
     py_ms = []
     for k in range(keystrokes):

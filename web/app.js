@@ -354,7 +354,11 @@ function render(panel, res, text, { full = false } = {}) {
   const spans = new Array(n);
   for (let i = 0; i < from; i++) spans[i] = oldSpans[i];
   for (const b of tailBlocks) {
-    for (let i = b.start; i < b.end; i++) spans[i + delta] = oldSpans[i];
+    for (let i = b.start; i < b.end; i++) {
+      const sp = oldSpans[i];
+      spans[i + delta] = sp;
+      if (sp) sp._i = i + delta;
+    }
     b.start += delta;
     b.end += delta;
   }
@@ -454,6 +458,7 @@ function tokenSpan(panel, i, s, b) {
     span.dataset.text = visible(s);
   }
   span.textContent = state.options.ids ? String(id) : displayText(span.dataset.text);
+  span._i = i; // index in panel.spans (kept up to date when lines are reused)
   if (panel.spans) panel.spans[i] = span;
   return span;
 }
@@ -535,8 +540,8 @@ function tokenInfo(span) {
   if (!panelEl) return null;
   const panel = panelByName(panelEl.dataset.encoding);
   if (!panel || !panel.result) return null;
-  const i = panel.spans.indexOf(span);
-  if (i < 0) return null;
+  const i = span._i;
+  if (i === undefined || panel.spans[i] !== span) return null;
   return { panel, i, start: panel.starts[i], end: panel.starts[i + 1] };
 }
 
@@ -594,15 +599,32 @@ function isSpecial(panel, id) {
 }
 
 function hideTooltip() {
+  hoverSpan = null;
   tooltip.hidden = true;
   highlight(null);
 }
 
-panelsEl.addEventListener("mouseover", (e) => {
-  const span = e.target.closest(".tok");
-  if (span) showTooltip(span);
+// mousemove, not mouseover: while a long text renders, spans keep appearing under a resting
+// pointer, and each mouseover would force a layout of the whole panel to place the tooltip.
+let hoverTarget = null;
+let hoverSpan = null;
+let hoverFrame = 0;
+panelsEl.addEventListener("mousemove", (e) => {
+  hoverTarget = e.target;
+  if (hoverFrame) return;
+  hoverFrame = requestAnimationFrame(() => {
+    hoverFrame = 0;
+    const span = hoverTarget && hoverTarget.closest ? hoverTarget.closest(".tok") : null;
+    if (span === hoverSpan) return;
+    hoverSpan = span;
+    if (span) showTooltip(span);
+    else hideTooltip();
+  });
 });
-panelsEl.addEventListener("mouseleave", hideTooltip);
+panelsEl.addEventListener("mouseleave", () => {
+  hoverTarget = hoverSpan = null;
+  hideTooltip();
+});
 panelsEl.addEventListener("focusin", (e) => {
   const span = e.target.closest(".tok");
   if (span) showTooltip(span);
