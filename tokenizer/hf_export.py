@@ -19,8 +19,8 @@ Still not expressible: two splits of one token competing for the same symbol (`a
 for `aba`), where we take the leftmost and HF the one listed first; and tokens whose bytes
 duplicate an earlier token (only the id the encoder uses is exported). Oniguruma (HF) and
 `regex` (ours) may split a custom pattern differently; the named ones agree on the corpora
-and on arbitrary text, except for characters new in Unicode 16+ (e.g. U+0558), which
-`regex` knows as letters and Oniguruma (like tiktoken) does not.
+and on arbitrary text, except for recently assigned characters (e.g. U+0558), which
+`regex` knows as letters and Oniguruma, like tiktoken 0.14, does not.
 """
 
 from __future__ import annotations
