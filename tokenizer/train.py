@@ -29,6 +29,7 @@ import sys
 import time
 from array import array
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush, heapreplace
@@ -474,8 +475,7 @@ class _HeapTrainer:
             chr(key >> SHIFT) + chr(key & MASK): _word_list(total, ids, bounds[g], bounds[g + 1])
             for g, (key, total) in enumerate(zip(gained[group_starts].tolist(), totals, strict=True))
         }
-        for w, t in zip(wlist, big.replace(p, x).split(sep), strict=True):
-            words[w] = t
+        deque(map(words.__setitem__, wlist, big.replace(p, x).split(sep)), maxlen=0)  # words[w] = t, in C
         return fresh
 
     def trace_step(self, step: int, p: str, new_id: int, count: int, tied: bool) -> dict[str, Any]:
