@@ -77,6 +77,10 @@ def learn_merges(
     """Learn up to `num_merges` merges from distinct chunks with counts, in first-occurrence order."""
     if tie_break not in TIE_BREAKS:
         raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
+    if not isinstance(min_frequency, int) or min_frequency < 1:
+        raise ValueError(f"min_frequency must be an integer >= 1, got {min_frequency!r}")
+    if not isinstance(num_merges, int) or num_merges < 0:
+        raise ValueError(f"num_merges must be an integer >= 0, got {num_merges!r}")
     items = chunk_counts.items() if isinstance(chunk_counts, Mapping) else chunk_counts
     t0 = time.perf_counter()
     words: list[str] = []
@@ -116,7 +120,7 @@ def _sum_by_key(np, keys, weights) -> tuple[list[int], list[int]]:
 
 
 def _initial_index(words: list[str], wcounts: list[int]) -> dict[str, list[int]]:
-    """Byte pair -> [total count, ascending words holding it]; numpy when it is there."""
+    """Byte pair -> array('q', [total count, ascending words holding it]); numpy when it is there."""
     try:
         import numpy as np
     except ImportError:
@@ -190,8 +194,9 @@ def _no_gc() -> Iterator[None]:
 
 class _HeapTrainer:
     """The merge loop's state. pc: pair -> count (pairs rarer than min_frequency are dropped:
-    counts never rise). where: pair -> [scratch, word, word, ...], the ascending words that
-    held the pair when it appeared (some may have lost it since); slot 0 is scratch space."""
+    counts never rise). where: pair -> [scratch, word, word, ...] (an array('q') or a list),
+    the ascending words that held the pair when it appeared (some may have lost it since);
+    slot 0 held the count while the pair was being made."""
 
     def __init__(self, words: list[str], wcounts: list[int], first: bool, min_frequency: int) -> None:
         self.words, self.wcounts = words, wcounts
