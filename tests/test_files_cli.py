@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,9 @@ def test_save_load_round_trip(tmp_path):
     assert meta["merges"][0] == [ord("h"), ord("e")]
     assert meta["vocab_size"] == 262
     assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*"))
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "small.json").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_tiktoken_reads_our_file(tmp_path):
