@@ -17,6 +17,8 @@
 //   merges {name, id}         -> tree: the merge tree of one token (nested {id, bytes, left, right})
 //   merge_list {name, query, offset, limit} -> rows of [rank, left, right, bytes]
 //   bench_load {name, format, url} -> {fetch_ms, parse_ms}: load an encoding from JSON/.tiktoken/blob
+//   learn {request}           -> tokenizer.learn.handle(request): step-through training for the Learn view
+//   learn_adopt {request}     -> info of a tokenizer made from a Learn result (joins the comparison)
 // Typed arrays are transferred, not copied. Unsolicited messages: {type: "progress", stage, ...}
 // during boot, then {type: "ready", ...}; {type: "fatal", error} if booting failed.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
@@ -249,6 +251,24 @@ def merge_list(name, query, offset, limit):
     return json.dumps({"total": len(rows), "rows": out})
 
 
+def learn(request_json):
+    """Step-through training for the Learn view (tokenizer.learn owns the logic)."""
+    from tokenizer import learn as learn_mode
+
+    return json.dumps(learn_mode.handle(json.loads(request_json)))
+
+
+def learn_adopt(request_json):
+    """Turn a Learn view result into a tokenizer that joins the comparison."""
+    from tokenizer import learn as learn_mode
+
+    tok = learn_mode.to_tokenizer(json.loads(request_json))
+    tok.name = _unique_name(tok.name)
+    _toks[tok.name] = tok
+    _merge_cache.pop(tok.name, None)
+    return _info(tok)
+
+
 def bench_load(name, fmt, buf):
     from tokenizer.encodings import ENCODING_PATTERN_NAMES, encoding_from_bytes
 
@@ -296,7 +316,7 @@ const booted = (async () => {
   py.runPython(BRIDGE);
   const g = py.globals;
   api = Object.fromEntries(
-    ["load_blob", "encode", "split", "decode", "info", "load_user", "merge_tree", "merge_list", "bench_load"].map(
+    ["load_blob", "encode", "split", "decode", "info", "load_user", "merge_tree", "merge_list", "bench_load", "learn", "learn_adopt"].map(
       (n) => [n, g.get(n)],
     ),
   );
@@ -399,6 +419,13 @@ async function handle(msg) {
       return {
         result: JSON.parse(api.merge_list(name, msg.query || "", msg.offset || 0, msg.limit || 100)),
       };
+    case "learn":
+      return { result: JSON.parse(api.learn(JSON.stringify(msg.request))) };
+    case "learn_adopt": {
+      const info = JSON.parse(api.learn_adopt(JSON.stringify(msg.request)));
+      encodings.set(info.name, Promise.resolve(info));
+      return { result: { info } };
+    }
     case "bench_load": {
       const t = performance.now();
       const data = new Uint8Array(await (await fetch(msg.url)).arrayBuffer());
