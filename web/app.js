@@ -120,7 +120,12 @@ async function boot() {
   if (state.manifest.modules.includes("train.js")) {
     import("./train.js")
       .then((m) => m.mountTrainPanel(document.getElementById("train-panel"), appApi))
-      .catch(() => {});
+      .catch((e) => console.error("train panel:", e));
+  }
+  if (state.manifest.modules.includes("learn.js")) {
+    import("./learn.js")
+      .then((m) => m.mountLearnView(document.getElementById("learn-panel"), appApi))
+      .catch((e) => console.error("learn view:", e));
   }
 }
 
@@ -932,9 +937,18 @@ $("#share").addEventListener("click", async () => {
 
 // ----- the public API of this page (see the contract at the top) ------------------------------
 
+// Learn view (web/learn.js): a step-through result becomes a tokenizer in the comparison.
+async function addLearnedTokenizer(request) {
+  const { info } = await rpc("learn_adopt", { request });
+  await addPanel(info.name, { info });
+  return info;
+}
+
 const appApi = {
   addTokenizerFromServer,
   addTokenizerFromFiles,
+  addLearnedTokenizer,
+  rpc,
   removeTokenizer: removePanel,
   listTokenizers: () => state.panels.map((p) => p.name),
   getText: () => input.value,
