@@ -23,6 +23,9 @@
 //     listTokenizers() -> names of the panels shown, in order.
 //     getText() -> the text in the input box.
 //   Both add* functions reject with an Error whose message is fit to show to the user.
+// The Learn view (web/learn.js) is mounted the same way: mountLearnView(#learn-panel, appApi),
+//   using two more members: rpc(op, payload) -> Promise<result> (the worker protocol, see
+//   worker.js: ops "learn" and "learn_adopt") and addLearnedTokenizer(request) -> Promise<info>.
 
 const $ = (sel) => document.querySelector(sel);
 const input = $("#input");
