@@ -133,7 +133,7 @@ def measure(trainer: str, path: Path, vocab: int, threads: int) -> dict:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
         sampler = _TreeRss(proc.pid)
         out = proc.stdout.read()
-        tree_peak = sampler.stop()
+        tree_rss, tree_pss = sampler.stop()
         proc.stdout.close()
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage: its peak RSS
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -142,12 +142,14 @@ def measure(trainer: str, path: Path, vocab: int, threads: int) -> dict:
             raise RuntimeError(f"{trainer} failed:\n{err.read().decode(errors='replace')[-2000:]}")
     result = json.loads(out.decode().strip().splitlines()[-1])
     result["peak_rss_mb"] = usage.ru_maxrss / 1024
-    result["tree_peak_mb"] = tree_peak / 2**20
+    result["tree_peak_mb"] = tree_rss / 2**20
+    result["tree_pss_mb"] = tree_pss / 2**20
     return result
 
 
 class _TreeRss:
-    """Samples the summed RSS of a process and its children (worker processes) every 20 ms."""
+    """Samples a process and its children (worker processes) every 50 ms: the peak of their
+    summed RSS, and of their summed PSS (pages shared after fork counted once, not per process)."""
 
     def __init__(self, pid: int) -> None:
         import threading
@@ -155,7 +157,7 @@ class _TreeRss:
         import psutil
 
         self.proc = psutil.Process(pid)
-        self.peak = 0
+        self.peak_rss = self.peak_pss = 0
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
@@ -163,17 +165,19 @@ class _TreeRss:
     def run(self) -> None:
         import psutil
 
-        while not self.done.wait(0.02):
+        while not self.done.wait(0.05):
             try:
                 procs = [self.proc, *self.proc.children(recursive=True)]
-                self.peak = max(self.peak, sum(p.memory_info().rss for p in procs))
+                infos = [p.memory_full_info() for p in procs]
             except psutil.Error:
-                pass
+                continue
+            self.peak_rss = max(self.peak_rss, sum(i.rss for i in infos))
+            self.peak_pss = max(self.peak_pss, sum(i.pss for i in infos))
 
-    def stop(self) -> int:
+    def stop(self) -> tuple[int, int]:
         self.done.set()
         self.thread.join()
-        return self.peak
+        return self.peak_rss, self.peak_pss
 
 
 def main() -> int:
@@ -220,20 +224,21 @@ def main() -> int:
         rows[trainer] = runs[len(runs) // 2]
         rows[trainer]["all_seconds"] = [round(r["seconds"], 2) for r in runs]
         r = rows[trainer]
-        print(f"  {trainer}: {r['seconds']:.2f} s, peak {r['tree_peak_mb']:.0f} MB", flush=True)
+        print(f"  {trainer}: {r['seconds']:.2f} s, peak PSS {r['tree_pss_mb']:.0f} MB", flush=True)
 
     print()
     print(
-        "| trainer | wall s | peak RSS MB, all processes | largest process MB | merges | time / ours | RSS / ours |"
+        "| trainer | wall s | peak PSS MB, all processes | peak RSS MB, all processes | largest process MB "
+        "| merges | time / ours | PSS / ours |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     ours = rows.get("ours")
     for name, r in rows.items():
         t_ratio = f"{r['seconds'] / ours['seconds']:.2f}" if ours else "-"
-        m_ratio = f"{r['tree_peak_mb'] / ours['tree_peak_mb']:.2f}" if ours else "-"
+        m_ratio = f"{r['tree_pss_mb'] / ours['tree_pss_mb']:.2f}" if ours else "-"
         print(
-            f"| {name} | {r['seconds']:.2f} | {r['tree_peak_mb']:.0f} | {r['peak_rss_mb']:.0f} | {r['merges']} "
-            f"| {t_ratio} | {m_ratio} |"
+            f"| {name} | {r['seconds']:.2f} | {r['tree_pss_mb']:.0f} | {r['tree_peak_mb']:.0f} "
+            f"| {r['peak_rss_mb']:.0f} | {r['merges']} | {t_ratio} | {m_ratio} |"
         )
     if ours and "phases" in ours:
         print(f"\nours by phase (s): {ours['phases']}")
