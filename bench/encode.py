@@ -3,8 +3,9 @@
     python bench/encode.py [--mb 4] [--repeats 3]
 
 Prints MB/s (UTF-8 input bytes per second, single thread, best of N) and ratios. "cold"
-starts each run with an empty chunk cache, "warm" re-encodes with the cache filled, and
-"re" is the stdlib-`re` split path that the browser (Pyodide) uses.
+starts each run with an empty chunk cache, "warm" re-encodes with the cache filled. The
+named patterns split with the stdlib-`re` translation by default (the path the browser
+runs too); the last column splits with the `regex` package instead, for comparison.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def best_seconds(fn: Callable[[], object], repeats: int, before: Callable[[], No
 
 
 def measure(name: str, text: str, repeats: int) -> tuple[float, float, float, float]:
-    """Seconds for tiktoken, ours cold, ours warm, ours cold with the stdlib-re split."""
+    """Seconds for tiktoken, ours cold, ours warm, ours cold splitting with `regex`."""
     ours = get_encoding(name)
     ref = tiktoken.Encoding(
         name, pat_str=ours.pattern_regex, mergeable_ranks=ours.mergeable_ranks, special_tokens={}
@@ -61,13 +62,12 @@ def measure(name: str, text: str, repeats: int) -> tuple[float, float, float, fl
     ours.encode_ordinary(text)
     t_warm = best_seconds(lambda: ours.encode_ordinary(text), repeats)
     default_splitter = ours._splitter
-    ours._splitter = compile_pattern(ours.pattern, engine="re")
+    ours._splitter = compile_pattern(ours.pattern, engine="regex")
     try:
-        assert ours.encode_ordinary(text) == expected
-        t_re = best_seconds(lambda: ours.encode_ordinary(text), repeats, before=ours._cache.clear)
+        t_regex = best_seconds(lambda: ours.encode_ordinary(text), repeats, before=ours._cache.clear)
     finally:
         ours._splitter = default_splitter
-    return t_ref, t_cold, t_warm, t_re
+    return t_ref, t_cold, t_warm, t_regex
 
 
 def main() -> None:
@@ -79,18 +79,18 @@ def main() -> None:
     args = parser.parse_args()
 
     print(
-        "| text | encoding | tiktoken MB/s | ours cold | ours warm | ours cold, re split | cold / tiktoken | re / tiktoken |"
+        "| text | encoding | tiktoken MB/s | ours cold | ours warm | cold, `regex` split | cold / tiktoken | warm / tiktoken |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for kind, files in TEXTS.items():
         text = load_text(files, args.mb)
         megabytes = len(text.encode("utf-8")) / 1e6
         for name in ["cl100k_base", "o200k_base"]:
-            t_ref, t_cold, t_warm, t_re = measure(name, text, args.repeats)
-            mbps = [megabytes / t for t in (t_ref, t_cold, t_warm, t_re)]
+            t_ref, t_cold, t_warm, t_regex = measure(name, text, args.repeats)
+            mbps = [megabytes / t for t in (t_ref, t_cold, t_warm, t_regex)]
             print(
                 f"| {kind} | {name} | {mbps[0]:.1f} | {mbps[1]:.1f} | {mbps[2]:.1f} | {mbps[3]:.1f} "
-                f"| {t_ref / t_cold:.2f}x | {t_ref / t_re:.2f}x |",
+                f"| {t_ref / t_cold:.2f}x | {t_ref / t_warm:.2f}x |",
                 flush=True,
             )
 
