@@ -582,14 +582,13 @@ def train(
         )
     t1 = time.perf_counter()
     result = learn_merges(
-        chunk_counts,
+        _drained(chunk_counts),  # the table is freed once the words are built from it
         vocab_size - 256,
         tie_break=tie_break,
         min_frequency=min_frequency,
         progress=progress,
         trace=trace,
     )
-    del chunk_counts
     seconds = {"count": round(t1 - t0, 3), **result.seconds}
     metadata = {
         "trainer": "heap",
@@ -623,6 +622,12 @@ def train(
         name=name,
         metadata=metadata,
     )
+
+
+def _drained(counts: dict[str, int]) -> Iterator[tuple[str, int]]:
+    """The items of a dict we own, in order; the dict is emptied after the last one."""
+    yield from counts.items()
+    counts.clear()
 
 
 def _given_counts(counts: Any, pattern: str, min_chunk_count: int) -> tuple[dict[str, int], dict[str, Any]]:
