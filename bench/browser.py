@@ -86,16 +86,9 @@ def wait_ready(page, timeout=120_000) -> None:
     )
 
 
-def boot_times(page) -> dict:
-    return page.evaluate(
-        "({ready: window.__bpe.metrics.ready, first: window.__bpe.metrics.firstTokens,"
-        " nav: performance.timeOrigin})"
-    )
-
-
 def wait_first_tokens(page) -> float:
     page.wait_for_function(
-        "window.__bpe && window.__bpe.metrics.firstTokens !== null", timeout=120_000, polling=20
+        "() => window.__bpe && window.__bpe.metrics.firstTokens !== null", timeout=120_000, polling=20
     )
     return page.evaluate("window.__bpe.metrics.firstTokens")
 

@@ -36,8 +36,8 @@ const utf8 = new TextEncoder();
 const fatal = new TextDecoder("utf-8", { fatal: true });
 const lenient = new TextDecoder("utf-8");
 
-const FIRST_SLICE = 2000; // tokens rendered synchronously; the rest follow in idle slices
-const SLICE = 2000;
+const FIRST_SLICE = 1500; // tokens rendered synchronously; the rest follow in idle slices
+const SLICE = 1000;
 
 const state = {
   manifest: null,
@@ -89,6 +89,7 @@ function showFatal(msg) {
   statusEl.classList.add("error");
 }
 
+const workerReady = new Promise((resolve) => bootListeners.push((m) => m.type === "ready" && resolve(m)));
 bootListeners.push((m) => {
   if (m.type === "progress") {
     metrics.bootStages.push([m.stage, performance.now() - metrics.t0]);
@@ -111,7 +112,9 @@ async function boot() {
   if (fromHash && fromHash.text != null) input.value = fromHash.text;
   const wanted = (fromHash && fromHash.encodings.filter((n) => names.includes(n))) || [];
   const initial = wanted.length ? wanted : state.manifest.default_encodings;
-  await Promise.all(initial.map((n) => addPanel(n)));
+  worker.postMessage({ op: "prefetch", names: initial }); // downloads overlap the boot
+  for (const n of initial) addPanel(n);
+  await workerReady;
 
   state.ready = true;
   metrics.ready = performance.now() - metrics.t0;
@@ -138,10 +141,15 @@ function panelByName(name) {
   return state.panels.find((p) => p.name === name);
 }
 
-async function addPanel(name, { info = null } = {}) {
+function addPanel(name, { info = null } = {}) {
   let panel = panelByName(name);
   if (panel) {
-    if (info) panel.info = info;
+    if (info) {
+      // A replaced tokenizer (retrained under the same name): same ids may mean other bytes,
+      // so the next render must not reuse any line.
+      panel.info = info;
+      if (panel.result) panel.result.complete = false;
+    }
     schedule(panel);
     return panel;
   }
@@ -184,14 +192,6 @@ async function addPanel(name, { info = null } = {}) {
   state.panels.push(panel);
   panelsEl.append(el);
   refreshSelects();
-  if (!panel.info) {
-    try {
-      panel.info = (await rpc("prepare", { name })).info;
-    } catch (e) {
-      removePanel(name);
-      throw e;
-    }
-  }
   if (state.ready) schedule(panel);
   return panel;
 }
@@ -258,6 +258,7 @@ async function pump(panel) {
       if (state.options.split) renderSplit(panel, text);
       if (seq === inputSeq && t) noteLatency(panel, t, text, res.ms);
       if (metrics.firstTokens === null) metrics.firstTokens = performance.now() - metrics.t0;
+      if (!panel.info) rpc("info", { name: panel.name }).then((r) => (panel.info = r.info), () => {});
     }
   } catch (e) {
     panel.countEl.textContent = "error";
@@ -810,7 +811,7 @@ $("#add-encoding").addEventListener("change", async (e) => {
   const name = e.target.value;
   e.target.value = "";
   if (name) {
-    await addPanel(name).catch((err) => showLoadMessage(err.message, true));
+    addPanel(name);
     writeShareLink();
   }
 });
@@ -921,10 +922,13 @@ function writeShareLink() {
   history.replaceState(null, "", shareLink());
 }
 
+// Kept current while typing, except for long text: encoding 100 KB into the URL on every pause
+// would be a long main-thread task; the share button still writes it.
+const LIVE_LINK_MAX = 20000;
 let shareTimer = 0;
 function writeShareLinkSoon() {
   clearTimeout(shareTimer);
-  shareTimer = setTimeout(writeShareLink, input.value.length > 20000 ? 2000 : 300);
+  if (input.value.length <= LIVE_LINK_MAX) shareTimer = setTimeout(writeShareLink, 300);
 }
 
 $("#share").addEventListener("click", async () => {

@@ -17,6 +17,7 @@
 //   merges {name, id}         -> tree: the merge tree of one token (nested {id, bytes, left, right})
 //   merge_list {name, query, offset, limit} -> rows of [rank, left, right, bytes]
 //   bench_load {name, format, url} -> {fetch_ms, parse_ms}: load an encoding from JSON/.tiktoken/blob
+//   prefetch {names}          -> no reply: start downloading these encodings' blobs
 //   learn {request}           -> tokenizer.learn.handle(request): step-through training for the Learn view
 //   learn_adopt {request}     -> info of a tokenizer made from a Learn result (joins the comparison)
 // Typed arrays are transferred, not copied. Unsolicited messages: {type: "progress", stage, ...}
@@ -324,32 +325,39 @@ const booted = (async () => {
 })();
 booted.catch((e) => post({ type: "fatal", error: errorText(e) }));
 
-// name -> Promise of info; reference encodings load on first use.
-const encodings = new Map();
+// Reference encodings load on first use, inside the request queue, so the encoding the first
+// request needs is ready first; their blobs are downloaded early (prefetch), outside the queue.
+const blobs = new Map(); // name -> Promise<Uint8Array>
+const loaded = new Map(); // name -> info
 
-function ensureEncoding(name) {
-  let p = encodings.get(name);
+function fetchBlob(name) {
+  let p = blobs.get(name);
   if (!p) {
-    p = (async () => {
-      const m = await manifestP;
+    p = manifestP.then(async (m) => {
       const entry = m.encodings[name];
       if (!entry) throw new Error(`unknown tokenizer ${name}`);
-      const buf = fetch(entry.file).then((r) => {
-        if (!r.ok) throw new Error(`${entry.file}: HTTP ${r.status}`);
-        return r.arrayBuffer();
-      });
-      const data = new Uint8Array(await buf);
-      await booted;
-      progress("encoding", { name, label: `Loading ${name}…` });
-      const t = performance.now();
-      const info = JSON.parse(api.load_blob(name, data));
-      info.load_ms = performance.now() - t;
-      return info;
-    })();
-    encodings.set(name, p);
-    p.catch(() => encodings.delete(name));
+      const r = await fetch(entry.file);
+      if (!r.ok) throw new Error(`${entry.file}: HTTP ${r.status}`);
+      return new Uint8Array(await r.arrayBuffer());
+    });
+    blobs.set(name, p);
+    p.catch(() => blobs.delete(name));
   }
   return p;
+}
+
+async function ensureEncoding(name) {
+  if (loaded.has(name)) return loaded.get(name);
+  const data = await fetchBlob(name);
+  await booted;
+  if (loaded.has(name)) return loaded.get(name);
+  progress("encoding", { name, label: `Loading ${name}…` });
+  const t = performance.now();
+  const info = JSON.parse(api.load_blob(name, data));
+  info.load_ms = performance.now() - t;
+  loaded.set(name, info);
+  blobs.delete(name); // Python holds it now
+  return info;
 }
 
 function errorText(e) {
@@ -410,7 +418,7 @@ async function handle(msg) {
           msg.forceName || null,
         ),
       );
-      encodings.set(info.name, Promise.resolve(info));
+      loaded.set(info.name, info);
       return { result: { info } };
     }
     case "merges":
@@ -423,7 +431,7 @@ async function handle(msg) {
       return { result: JSON.parse(api.learn(JSON.stringify(msg.request))) };
     case "learn_adopt": {
       const info = JSON.parse(api.learn_adopt(JSON.stringify(msg.request)));
-      encodings.set(info.name, Promise.resolve(info));
+      loaded.set(info.name, info);
       return { result: { info } };
     }
     case "bench_load": {
@@ -443,9 +451,10 @@ async function handle(msg) {
 let queue = Promise.resolve();
 self.onmessage = (ev) => {
   const msg = ev.data;
-  // Start fetching a reference encoding's blob now, so the download overlaps the boot.
-  if (msg.name && msg.op !== "load" && !encodings.has(msg.name)) {
-    manifestP.then((m) => m.encodings[msg.name] && ensureEncoding(msg.name)).catch(() => {});
+  if (msg.op === "prefetch") {
+    // Download these blobs now, overlapping the boot; no reply.
+    for (const n of msg.names || []) if (!loaded.has(n)) fetchBlob(n).catch(() => {});
+    return;
   }
   queue = queue.then(async () => {
     try {
