@@ -11,7 +11,7 @@ Measures, on the real page served from web/dist (build_wasm.py runs first):
   the rest in idle slices);
 - worker encode throughput (MB/s of UTF-8, time inside Python) vs CPython on the same text;
 - load time of cl100k_base in the worker as npm JSON, `.tiktoken` text and our binary blob;
-- the longest main-thread task seen (PerformanceObserver 'longtask') over the whole session.
+- the longest main-thread task (PerformanceObserver 'longtask') during boot and during each typing run.
 Targets (issue 4): first tokens <= 6 s cold, <= 2.5 s warm; <= 50 ms keystroke-to-render at
 10 KB; no main-thread task > 100 ms. No request may leave 127.0.0.1 (checked, reported).
 """
@@ -96,7 +96,10 @@ def wait_first_tokens(page) -> float:
 def measure_typing(page, size: int, keystrokes: int) -> dict:
     text = sample_text(size)
     box = page.get_by_test_id("input")
-    box.fill(text)
+    page.evaluate("() => { window.__longtasks = []; }")
+    # A paste: set the value + `input` (Playwright's fill() goes through Chrome's insertText
+    # editing command, which alone can take seconds for 100 KB and is not the page's work).
+    box.evaluate("(el, t) => { el.value = t; el.dispatchEvent(new Event('input', {bubbles: true})); }", text)
     n_panels = page.get_by_test_id("panel").count()
     # Wait until both panels show this text fully.
     page.wait_for_function(
@@ -129,6 +132,7 @@ def measure_typing(page, size: int, keystrokes: int) -> dict:
         "p90_ms": sorted(lat)[int(0.9 * (len(lat) - 1))],
         "max_ms": max(lat),
         "python_encode_median_ms": statistics.median(py_ms),
+        "longest_task_ms": page.evaluate("() => Math.max(0, ...window.__longtasks)"),
     }
 
 
@@ -221,7 +225,7 @@ def main(argv=None) -> dict:
             )
             return page
 
-        cold, cold_first, warm, warm_first = [], [], [], []
+        cold, cold_first, warm, warm_first, boot_tasks = [], [], [], [], []
         for _ in range(args.runs):
             context = browser.new_context()  # fresh profile: nothing cached
             context.add_init_script(LONGTASK_INIT)
@@ -232,6 +236,7 @@ def main(argv=None) -> dict:
             cold_wall = time.perf_counter() - t
             cold.append(page.evaluate("window.__bpe.metrics.ready") / 1000)
             cold_first.append(wait_first_tokens(page) / 1000)
+            boot_tasks.append(page.evaluate("() => Math.max(0, ...window.__longtasks)"))
             del cold_wall
             page.reload()
             wait_ready(page)
@@ -242,6 +247,7 @@ def main(argv=None) -> dict:
         results["cold_first_tokens_s"] = cold_first
         results["warm_ready_s"] = warm
         results["warm_first_tokens_s"] = warm_first
+        results["boot_longest_task_ms"] = boot_tasks
 
         context = browser.new_context()
         context.add_init_script(LONGTASK_INIT)
@@ -258,8 +264,9 @@ def main(argv=None) -> dict:
             for label, text in (("english 1 MB", en), ("udhr multilingual", multi))
         ]
         results["load_formats"] = measure_formats(page, dist)
-        results["longest_main_thread_task_ms"] = page.evaluate("Math.max(0, ...window.__longtasks)")
-        results["longtasks_over_100ms"] = page.evaluate("window.__longtasks.filter(d => d > 100)")
+        results["longest_main_thread_task_ms"] = max(
+            [*boot_tasks, *(t["longest_task_ms"] for t in results["typing"])]
+        )
         context.close()
         browser.close()
     httpd.shutdown()
@@ -289,7 +296,8 @@ def report(r: dict) -> None:
     for t in r["typing"]:
         print(
             f"  {t['bytes'] / 1000:6.0f} KB: median {t['median_ms']:6.1f} ms  p90 {t['p90_ms']:6.1f}  "
-            f"max {t['max_ms']:6.1f}   (python encode {t['python_encode_median_ms']:.1f} ms)"
+            f"max {t['max_ms']:6.1f}   (python encode {t['python_encode_median_ms']:.1f} ms; "
+            f"longest task {t['longest_task_ms']:.0f} ms)"
         )
     print("encode throughput (MB/s):   worker (Python time) / worker round trip / CPython")
     for t in r["throughput"]:
@@ -301,8 +309,8 @@ def report(r: dict) -> None:
     for f in r["load_formats"]:
         print(f"  {f['format']:9} {f['bytes']:>10,}  {f['fetch_ms']:7.1f}  {f['parse_ms']:8.1f}")
     print(
-        f"longest main-thread task: {r['longest_main_thread_task_ms']:.0f} ms; "
-        f"tasks > 100 ms: {r['longtasks_over_100ms']}"
+        f"longest main-thread task: {r['longest_main_thread_task_ms']:.0f} ms "
+        f"(boot: {fmt(r['boot_longest_task_ms'])} ms; typing: see above)   (target <= 100 ms)"
     )
     print(f"requests leaving 127.0.0.1: {len(r['external_requests'])}")
 
