@@ -23,8 +23,10 @@ import functools
 import http.server
 import json
 import platform
+import shutil
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -206,8 +208,11 @@ def main(argv=None) -> dict:
     ap.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "browser.json")
     args = ap.parse_args(argv)
 
-    dist = build_wasm.DEFAULT_OUT
-    build_wasm.build(dist)
+    build_wasm.build(build_wasm.DEFAULT_OUT)
+    # Serve a private copy: a test run elsewhere may rebuild web/dist while this runs.
+    tmp = tempfile.TemporaryDirectory(prefix="bench-browser-")
+    dist = Path(tmp.name) / "dist"
+    shutil.copytree(build_wasm.DEFAULT_OUT, dist, ignore=shutil.ignore_patterns("bench"))
     httpd, origin = serve(args.server, dist)
     from playwright.sync_api import sync_playwright
 
@@ -270,6 +275,7 @@ def main(argv=None) -> dict:
         context.close()
         browser.close()
     httpd.shutdown()
+    tmp.cleanup()
     results["external_requests"] = external
     report(results)
     args.json.parent.mkdir(parents=True, exist_ok=True)
