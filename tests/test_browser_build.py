@@ -1,0 +1,113 @@
+"""build_wasm.py: web/dist holds what the manifest says, the wheel is a real, content-hashed wheel,
+and a second build changes nothing (so `make test` / `make run` stay fast and caches stay warm)."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import build_wasm
+from tokenizer.encodings import encoding_from_bytes, get_encoding
+
+
+def test_manifest_lists_every_file_with_size_and_hash(web_dist: Path):
+    manifest = json.loads((web_dist / "manifest.json").read_text())
+    on_disk = {
+        p.relative_to(web_dist).as_posix()
+        for p in web_dist.rglob("*")
+        if p.is_file() and p.name != "manifest.json" and not p.name.startswith(".") and "bench" not in p.parts
+    }
+    assert set(manifest["files"]) == on_disk
+    for rel, entry in manifest["files"].items():
+        data = (web_dist / rel).read_bytes()
+        assert entry["size"] == len(data), rel
+        assert entry["sha256"] == hashlib.sha256(data).hexdigest(), rel
+    assert manifest["wheel"] in manifest["files"]
+    assert set(manifest["encodings"]) == {"gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"}
+    for name in manifest["default_encodings"]:
+        assert name in manifest["encodings"]
+    for page_file in ("index.html", "app.js", "worker.js", "style.css"):
+        assert page_file in manifest["files"]
+    assert "worker.js" in manifest["modules"] and "app.js" in manifest["modules"]
+
+
+def test_pyodide_files_are_the_npm_version(web_dist: Path):
+    manifest = json.loads((web_dist / "manifest.json").read_text())
+    npm = build_wasm.PYODIDE_DIR
+    assert manifest["pyodide"]["version"] == json.loads((npm / "package.json").read_text())["version"]
+    for name in build_wasm.PYODIDE_FILES:
+        assert (web_dist / "pyodide" / name).read_bytes() == (npm / name).read_bytes(), name
+
+
+def test_encoding_blobs_hold_the_reference_ranks(web_dist: Path):
+    manifest = json.loads((web_dist / "manifest.json").read_text())
+    for name in ("gpt2", "cl100k_base"):
+        entry = manifest["encodings"][name]
+        data = (web_dist / entry["file"]).read_bytes()
+        assert entry["sha256"][:12] in entry["file"], "the file name carries its hash"
+        tok = encoding_from_bytes(data)
+        ref = get_encoding(name)
+        assert tok.mergeable_ranks == ref.mergeable_ranks
+        assert tok.special_tokens == ref.special_tokens
+        assert tok.pattern == ref.pattern
+
+
+def test_wheel_is_valid_and_content_hashed(web_dist: Path):
+    manifest = json.loads((web_dist / "manifest.json").read_text())
+    wheel = web_dist / manifest["wheel"]
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        assert "tokenizer/__init__.py" in names and "tokenizer/core.py" in names
+        assert not any("_data" in n or "__pycache__" in n or n.endswith(".pyc") for n in names)
+        dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/RECORD"))
+        version = manifest["package"]["wheel_version"]
+        assert dist_info == f"bpe_playground-{version}.dist-info"
+        assert wheel.name == f"bpe_playground-{version}-py3-none-any.whl"
+        metadata = zf.read(f"{dist_info}/METADATA").decode()
+        assert f"Version: {version}" in metadata and "Name: bpe-playground" in metadata
+        assert "Root-Is-Purelib: true" in zf.read(f"{dist_info}/WHEEL").decode()
+        for row in csv.reader(io.StringIO(zf.read(f"{dist_info}/RECORD").decode())):
+            path, digest, size = row
+            if path.endswith("RECORD"):
+                continue
+            data = zf.read(path)
+            want = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            assert digest == want and int(size) == len(data), path
+        # The wheel holds exactly the package as it is in the working tree.
+        for n in names:
+            if n.startswith("tokenizer/"):
+                assert zf.read(n) == (build_wasm.ROOT / n).read_bytes(), n
+
+
+def test_wheel_name_changes_with_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    root = tmp_path / "repo"
+    shutil.copytree(
+        build_wasm.PACKAGE, root / "tokenizer", ignore=shutil.ignore_patterns("_data", "__pycache__")
+    )
+    monkeypatch.setattr(build_wasm, "ROOT", root)
+    monkeypatch.setattr(build_wasm, "PACKAGE", root / "tokenizer")
+    name1, data1 = build_wasm.build_wheel("0.1.0")
+    name1b, data1b = build_wasm.build_wheel("0.1.0")
+    assert (name1, data1) == (name1b, data1b), "same input, same bytes"
+    (root / "tokenizer" / "core.py").write_text(
+        (root / "tokenizer" / "core.py").read_text() + "\n# changed\n"
+    )
+    name2, _ = build_wasm.build_wheel("0.1.0")
+    assert name1 != name2
+
+
+def test_second_build_changes_nothing(web_dist: Path, capsys: pytest.CaptureFixture[str]):
+    build_wasm.build(web_dist)  # up to date now, even if the package changed since the session began
+    before = {p: p.stat().st_mtime_ns for p in web_dist.rglob("*") if p.is_file()}
+    build_wasm.build(web_dist, verbose=True)
+    assert "nothing changed" in capsys.readouterr().out
+    after = {p: p.stat().st_mtime_ns for p in web_dist.rglob("*") if p.is_file()}
+    assert before == after
