@@ -119,13 +119,19 @@ def _sum_by_key(np, keys, weights) -> tuple[list[int], list[int]]:
     return keys[starts].tolist(), np.add.reduceat(weights, starts).tolist()
 
 
+def _numpy():
+    """numpy, or None where it is missing (a bare Pyodide): everything then runs word by word."""
+    try:
+        import numpy
+    except ImportError:
+        return None
+    return numpy
+
+
 def _initial_index(words: list[str], wcounts: list[int]) -> dict[str, list[int]]:
     """Byte pair -> array('q', [total count, ascending words holding it]); numpy when it is there."""
-    try:
-        import numpy as np
-    except ImportError:
-        np = None
-    if np is None or not words or max(wcounts) >= 1 << 40:
+    np = _numpy() if len(words) >= BULK_MIN_WORDS else None  # small inputs: not worth importing
+    if np is None or max(wcounts) >= 1 << 40:
         return _initial_index_python(words, wcounts)
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     data = np.frombuffer("".join(words).encode("latin-1"), dtype=np.uint8)
@@ -203,13 +209,12 @@ class _HeapTrainer:
         self.first, self.min_frequency = first, min_frequency
         self.token_len = [1] * 256  # bytes per token id
         where = _initial_index(words, wcounts)
-        try:
-            import numpy
-
-            self.np = numpy
-            self.np_counts = numpy.array(wcounts, dtype=numpy.int64)
-        except (ImportError, OverflowError):  # no numpy (or counts past int64): word by word
-            self.np = None
+        self.np = _numpy() if len(words) >= BULK_MIN_WORDS else None  # else no merge is bulk
+        if self.np is not None:
+            try:
+                self.np_counts = self.np.array(wcounts, dtype=self.np.int64)
+            except OverflowError:  # counts past int64: word by word
+                self.np = None
         self.where = {k: e for k, e in where.items() if e[0] >= min_frequency}
         self.pc = {k: e[0] for k, e in self.where.items()}
         if first:
