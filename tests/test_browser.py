@@ -174,3 +174,40 @@ def test_incremental_edits_keep_tokens_exact(app_page: Page):
         if step % 3 == 2 or step == 13:  # sometimes wait, sometimes edit while rendering
             for encoding in ("cl100k_base", "o200k_base"):
                 wait_ids(app_page, encoding, get_encoding(encoding).encode(text))
+
+
+def test_boots_from_the_pyodide_snapshot(app_page: Page, web_dist):
+    """build_wasm.py ships a memory snapshot (when node is available); the worker must use it."""
+    import json
+
+    manifest = json.loads((web_dist / "manifest.json").read_text())
+    if not manifest.get("snapshot"):
+        pytest.skip("no snapshot in this build (node missing or BPE_NO_SNAPSHOT set)")
+    stages = app_page.evaluate("() => window.__bpe.metrics.bootStages.map(s => s[0])")
+    assert "snapshot" in stages and "snapshot-failed" not in stages, stages
+
+
+def test_falls_back_to_a_plain_boot_without_a_usable_snapshot(open_page, web_dist, tmp_path):
+    """A broken snapshot file costs time, never the page: the worker boots Pyodide normally."""
+    import json
+    import shutil
+
+    from conftest import _static
+
+    dist = tmp_path / "dist"
+    shutil.copytree(web_dist, dist)
+    manifest = json.loads((dist / "manifest.json").read_text())
+    bad = dist / "pyodide" / "snapshot-broken.bin"
+    bad.write_bytes(b"\0not a snapshot" * 1000)
+    manifest["snapshot"] = {"file": "pyodide/snapshot-broken.bin", "wheel": manifest["wheel"]}
+    (dist / "manifest.json").write_text(json.dumps(manifest))
+    server = _static(dist)
+    origin = next(server)
+    try:
+        page = open_page(origin)
+        text = type_text(page, "fallback boot: 東京")
+        wait_ids(page, "cl100k_base", get_encoding("cl100k_base").encode(text))
+        stages = page.evaluate("() => window.__bpe.metrics.bootStages.map(s => s[0])")
+        assert "snapshot-failed" in stages
+    finally:
+        server.close()

@@ -292,6 +292,15 @@ def test_merge_list_search(page: Page):
     left, right = (int(x) for x in first.split("←")[1].split("+"))
     pair = tok.decode_single_token_bytes(left) + tok.decode_single_token_bytes(right)
     assert tok.mergeable_ranks[pair] == want[0]
+    # Without a query: the merges in rank order, a page at a time.
+    page.get_by_test_id("merge-query").fill("")
+    expect(page.get_by_test_id("merge-list")).to_have_attribute(
+        "data-total", str(len(tok.mergeable_ranks) - 256)
+    )
+    expect(rows).to_have_count(200)
+    page.get_by_test_id("merge-more").click()
+    expect(rows).to_have_count(400)
+    assert rows.evaluate_all("els => els.map(e => Number(e.dataset.rank))") == list(range(256, 656))
     page.locator("#merge-box summary").click()
 
 

@@ -726,35 +726,45 @@ function treeNode(node) {
 }
 
 let mergeQueryGen = 0;
-async function refreshMergeList() {
+const MERGE_PAGE = 200;
+
+function mergeRow([rank, a, b, h]) {
+  const li = document.createElement("li");
+  li.value = rank;
+  li.dataset.testid = "merge-row";
+  li.dataset.rank = rank;
+  li.textContent = `${tokenLabel(h)}  ←  ${a} + ${b}`;
+  return li;
+}
+
+// The merges in order (optionally only tokens containing the query), a page at a time.
+async function refreshMergeList({ more = false } = {}) {
   const name = $("#merge-encoding").value;
   if (!name || !$("#merge-box").open) return;
   const gen = ++mergeQueryGen;
   const list = $("#merge-list");
+  const offset = more ? list.children.length : 0;
   list.setAttribute("aria-busy", "true");
   try {
-    const res = await rpc("merge_list", { name, query: $("#merge-query").value, offset: 0, limit: 200 });
+    const query = $("#merge-query").value;
+    const res = await rpc("merge_list", { name, query, offset, limit: MERGE_PAGE });
     if (gen !== mergeQueryGen) return;
-    list.replaceChildren(
-      ...res.rows.map(([rank, a, b, h]) => {
-        const li = document.createElement("li");
-        li.value = rank;
-        li.dataset.testid = "merge-row";
-        li.dataset.rank = rank;
-        li.textContent = `${tokenLabel(h)}  ←  ${a} + ${b}`;
-        return li;
-      }),
-    );
+    const rows = res.rows.map(mergeRow);
+    if (more) list.append(...rows);
+    else list.replaceChildren(...rows);
     list.dataset.total = String(res.total);
+    $("#merge-more").hidden = list.children.length >= res.total;
+    $("#merge-count").textContent = `${list.children.length} of ${res.total} merges`;
   } catch (e) {
     list.textContent = e.message;
   } finally {
     list.removeAttribute("aria-busy");
   }
 }
-$("#merge-encoding").addEventListener("change", refreshMergeList);
-$("#merge-query").addEventListener("input", refreshMergeList);
-$("#merge-box").addEventListener("toggle", refreshMergeList);
+$("#merge-encoding").addEventListener("change", () => refreshMergeList());
+$("#merge-query").addEventListener("input", () => refreshMergeList());
+$("#merge-more").addEventListener("click", () => refreshMergeList({ more: true }));
+$("#merge-box").addEventListener("toggle", () => refreshMergeList());
 
 // ----- decode box ----------------------------------------------------------------------------
 
