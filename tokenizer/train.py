@@ -645,9 +645,9 @@ def _given_counts(counts: Any, pattern: str, min_chunk_count: int) -> tuple[dict
     else:
         raise ValueError("counts must be a count table path or the (counts, meta) pair of count_chunks")
     if meta.get("pattern") != pattern_key(pattern):
+        theirs = meta.get("pattern_name") or meta.get("pattern")
         raise ValueError(
-            f"{source} were counted with pattern {meta.get('pattern')!r}, not {pattern_key(pattern)!r}; "
-            "count again or train with that pattern"
+            f"{source} were counted with pattern {theirs!r}, not {pattern!r}; count again or train with that pattern"
         )
     if min_chunk_count > 1:
         chunk_counts = {k: v for k, v in chunk_counts.items() if v >= min_chunk_count}
