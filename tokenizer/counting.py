@@ -390,7 +390,7 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick) -> None:
             counts.update(part)
             stats["chunks"] += n
             tick.add(nbytes)
-    if failed:  # a cut was not a chunk boundary: recount those files serially, in place
+    if failed:  # a cut was not a chunk boundary: recount all files serially (keeps the order)
         stats["serial_fallback"] = sorted(failed)
         redo = Counter()
         stats["chunks"] = 0
