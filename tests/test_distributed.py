@@ -341,7 +341,7 @@ def test_partial_tables_are_merged_while_ranges_are_still_being_counted(client):
     assert peak <= 10, f"{peak} counted ranges were waiting for their merge at once"
 
 
-def test_cli_count_on_a_scheduler_then_train(client, tmp_path):
+def test_cli_count_on_a_scheduler_then_train(request, tmp_path):
     """`python -m tokenizer count --engine dask --scheduler ADDR GLOB -o T` then `train --counts T`
     gives the tokenizer that training on the files gives."""
     from tokenizer.__main__ import build_parser, main
@@ -349,6 +349,7 @@ def test_cli_count_on_a_scheduler_then_train(client, tmp_path):
     count_help = build_parser()._subparsers._group_actions[0].choices["count"].format_help()
     if "--scheduler" not in count_help:
         pytest.skip("count's --engine/--scheduler are not wired into counting.cmd_count yet")
+    client = request.getfixturevalue("client")
     table, dask_stem, local_stem = tmp_path / "t.counts", tmp_path / "dask", tmp_path / "local"
     glob_arg = str(CORPORA / "t*.txt")  # taylorswift, tinyshakespeare
     address = client.scheduler.address
