@@ -1,0 +1,148 @@
+"""The Learn view in real headless Chromium against the real server and the built page.
+
+Step through `nation station ration` and compare every step (winner, counts, tie note, the
+re-rendered corpus, the merge list) with tokenizer.learn.handle in Python; Back; Play to the
+end; "Use as tokenizer" adds a panel that tokenizes exactly like Tokenizer.from_merges; classic
+mode steps too and explains why it cannot join the comparison. One shared page (booting
+Pyodide costs seconds); conftest's guard fails the test on console errors or outside requests.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tokenizer import learn
+from tokenizer.core import Tokenizer
+
+pytestmark = pytest.mark.browser
+
+CORPUS = "nation station ration"
+
+
+def visible(text: str) -> str:
+    """web/learn.js's visible(): whitespace shown as symbols in tables and the winner line."""
+    return text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace("\r", "␍")
+
+
+def shown_tokens(page: Page) -> list[list]:
+    return page.get_by_test_id("learn-token").evaluate_all(
+        "els => els.map(e => [Number(e.dataset.id), e.textContent, e.classList.contains('learn-new')])"
+    )
+
+
+def expect_step(page: Page, result: dict, k: int) -> None:
+    """The view after k merges equals Python's answer for the same request."""
+    n = len(result["steps"])
+    expect(page.get_by_test_id("learn-step-count")).to_have_text(f"step {k} / {n}")
+    vocab = result["vocab"]
+    rows = page.get_by_test_id("learn-pair-row")
+    if k > 0:
+        s = result["steps"][k - 1]
+        left, right = (visible(vocab[i]) for i in s["pair"])
+        expect(page.get_by_test_id("learn-winner")).to_have_text(
+            f"{left} + {right} → {visible(vocab[s['id']])} ×{s['count']}"
+        )
+        if s["tied"]:
+            expect(page.get_by_test_id("learn-tie")).to_contain_text(f"decided by {s['rule']}")
+        else:
+            expect(page.get_by_test_id("learn-tie")).to_have_text("the count alone decided")
+        expect(rows).to_have_count(len(s["top"]))
+        expect(rows.locator("td:first-child")).to_have_text(
+            [f"{visible(vocab[a])} + {visible(vocab[b])}" for a, b, _ in s["top"]]
+        )
+        expect(rows.locator("td:last-child")).to_have_text([str(c) for *_, c in s["top"]])
+        expect(page.locator("[data-testid=learn-pair-row].learn-win")).to_have_count(1)
+        expect(rows.first).to_have_class("learn-win")
+    expect(page.get_by_test_id("learn-merges").locator("li")).to_have_count(k)
+    want = [t for piece in learn.render(result, k) if not isinstance(piece, str) for t in piece]
+    assert shown_tokens(page) == want
+
+
+def panel_ids(page: Page, name: str, n: int) -> list[int]:
+    page.wait_for_function(
+        """([name, n]) => {
+            const p = document.querySelector(`[data-testid=panel][data-encoding="${name}"]`);
+            return !!p && p.querySelectorAll('[data-testid=token]').length === n;
+        }""",
+        arg=[name, n],
+        timeout=60_000,
+        polling=100,
+    )
+    return (
+        page.locator(f'[data-testid=panel][data-encoding="{name}"]')
+        .get_by_test_id("token")
+        .evaluate_all("els => els.map(e => Number(e.dataset.id))")
+    )
+
+
+def test_learn_view_steps_like_python(app_page: Page):
+    page = app_page
+    corpus = page.get_by_test_id("learn-corpus")
+    expect(corpus).to_be_visible(timeout=30_000)
+    expect(corpus).to_have_value(CORPUS)  # the default
+    page.get_by_test_id("learn-mode").select_option("bytes")
+    page.get_by_test_id("learn-pattern").select_option("none")
+    page.get_by_test_id("learn-tie-break").select_option("first")
+    request = {
+        "corpus": CORPUS,
+        "mode": "bytes",
+        "pattern": "none",
+        "tie_break": "first",
+        "num_merges": 200,
+        "min_frequency": 2,
+    }
+    result = learn.handle(request)
+    assert len(result["steps"]) == 5
+
+    # Reset learns (in the worker) and shows step 0: the bytes, the counts before the first merge.
+    page.get_by_test_id("learn-reset").click()
+    expect(page.get_by_test_id("learn-step-count")).to_have_text("step 0 / 5")
+    expect(page.get_by_test_id("learn-back")).to_be_disabled()
+    expect_step(page, result, 0)
+    assert len(shown_tokens(page)) == len(CORPUS.encode())
+
+    for k in range(1, 6):
+        page.get_by_test_id("learn-step").click()
+        expect_step(page, result, k)
+    expect(page.get_by_test_id("learn-step")).to_be_disabled()  # the run stopped: nothing occurs twice
+    expect(page.get_by_test_id("learn-status")).to_contain_text(result["stop_reason"])
+
+    page.get_by_test_id("learn-back").click()
+    expect_step(page, result, 4)
+    page.get_by_test_id("learn-back").focus()
+    page.keyboard.press("ArrowLeft")  # keyboard: arrows step too
+    expect_step(page, result, 3)
+
+    # Play to the end from 3, fast.
+    page.get_by_test_id("learn-speed").select_option("25")
+    page.get_by_test_id("learn-play").click()
+    expect(page.get_by_test_id("learn-step-count")).to_have_text("step 5 / 5")
+    expect(page.get_by_test_id("learn-play")).to_have_text("Play")
+    expect_step(page, result, 5)
+
+    # Use the 5 merges as a tokenizer: the new panel encodes the page's text like Python.
+    use = page.get_by_test_id("learn-use")
+    expect(use).to_be_enabled()
+    use.click()
+    note = page.get_by_test_id("learn-use-note")
+    expect(note).to_contain_text("added as ", timeout=30_000)
+    name = note.get_attribute("data-name")
+    assert name and name.startswith("learned-none-5")
+    text = page.get_by_test_id("input").input_value()
+    want = Tokenizer.from_merges([tuple(s["pair"]) for s in result["steps"]], "none").encode(text)
+    assert panel_ids(page, name, len(want)) == want
+    page.evaluate("name => window.__bpe.app.removeTokenizer(name)", name)
+
+    # Classic: the same sentence, subword-nmt's tie rule; it cannot join the comparison.
+    page.get_by_test_id("learn-mode").select_option("classic")
+    expect(page.get_by_test_id("learn-pattern")).to_be_hidden()
+    expect(use).to_be_disabled()
+    expect(note).to_contain_text("not byte-level")
+    classic = learn.handle({**request, "mode": "classic"})
+    page.get_by_test_id("learn-step").click()
+    expect_step(page, classic, 1)
+    expect(page.get_by_test_id("learn-winner")).to_have_text("t + i → ti ×3")
+    expect(page.get_by_test_id("learn-tie")).to_contain_text("lexically largest pair (subword-nmt)")
+    page.get_by_test_id("learn-step").click()
+    expect_step(page, classic, 2)
