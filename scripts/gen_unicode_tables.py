@@ -1,30 +1,49 @@
-"""Generate tokenizer/_unicode_tables.py: general-category and White_Space ranges.
+"""Generate the Unicode tables of tokenizer.patterns: general categories and White_Space.
 
-The stdlib-`re` fallback of tokenizer.patterns needs \\p{..} and \\s as explicit
-ranges. Computing them at import costs ~1 s on CPython and ~5 s in Pyodide, and
-the stdlib's Unicode version differs between Pythons, so they are generated once
-here from PyPI `unicodedata2` and checked, code point by code point, against the
-installed `regex` package (whose Unicode version the tables must share).
+The stdlib-`re` translation of tokenizer.patterns needs \\p{..} and \\s as explicit
+ranges. Computing them at import costs ~1 s on CPython and ~5 s in Pyodide, and the
+stdlib's Unicode version differs between Pythons, so they are generated here, once per
+"flavour", from PyPI `unicodedata2`, and checked code point by code point against the
+engine they must imitate:
 
-Usage: python scripts/gen_unicode_tables.py [OUT]   (default tokenizer/_unicode_tables.py)
-Needs: pip install unicodedata2 regex
+* tokenizer/_unicode_tables_16.py, the "tiktoken" flavour: Unicode 16.0, what
+  tiktoken's Rust regex (and HF tokenizers' Oniguruma) use. Token ids must equal
+  tiktoken's, so the named patterns split with these. Built from unicodedata2==16.0.0
+  (fetched with `pip download` into a temporary folder, or taken from --ucd-dir) and,
+  when tiktoken is importable, checked against tiktoken's own regex engine.
+* tokenizer/_unicode_tables.py, the "regex" flavour: the Unicode version of the
+  installed `regex` package (custom patterns mean what they mean in `regex`). Built from
+  the installed unicodedata2, which must agree with `regex` on every code point.
+
+Usage: python scripts/gen_unicode_tables.py [--ucd-dir DIR] [--out-dir DIR]
+  --ucd-dir: a folder holding unicodedata2 16.0.0 (its wheel, or the wheel unpacked)
+Needs: pip install unicodedata2 regex (tiktoken optional, for the tiktoken check)
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
+import subprocess
 import sys
+import tempfile
+import zipfile
 from importlib.metadata import version
 from pathlib import Path
+from types import ModuleType
 
 import regex
 import unicodedata2
 
+TIKTOKEN_UNICODE = "16.0.0"
 MAX_CODE_POINT = 0x10FFFF
 ALL_CODE_POINTS = "".join(map(chr, range(MAX_CODE_POINT + 1)))
+NO_SURROGATES = "".join(chr(cp) for cp in range(MAX_CODE_POINT + 1) if not 0xD800 <= cp <= 0xDFFF)
 CATEGORIES = (
     "Lu Ll Lt Lm Lo Mn Mc Me Nd Nl No Pc Pd Ps Pe Pi Pf Po Sm Sc Sk So Zs Zl Zp Cc Cf Cs Co Cn"
 ).split()
-# Unicode White_Space (PropList.txt); stable since Unicode 6.3 removed U+180E.
+# Unicode White_Space (PropList.txt); stable since Unicode 6.3 removed U+180E. Checked
+# against regex's \s and tiktoken's \s (Rust regex: \s is White_Space) below.
 WHITE_SPACE = [(0x09, 0x0D), (0x20, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),
                (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F),
                (0x3000, 0x3000)]  # fmt: skip
@@ -52,10 +71,49 @@ def regex_ranges(pattern: str) -> Ranges:
     return [(m.start(), m.end() - 1) for m in runs]
 
 
-def category_ranges() -> dict[str, Ranges]:
+def tiktoken_ranges(pattern: str) -> Ranges:
+    """The code points tiktoken's regex engine matches with a one-char pattern (no surrogates).
+
+    An Encoding whose ranks are the 256 single bytes returns the matched text's bytes:
+    text no match covers is dropped, so the decoded ids are exactly the members.
+    """
+    import tiktoken
+
+    ranks = {bytes([b]): b for b in range(256)}
+    enc = tiktoken.Encoding("probe", pat_str=f"(?:{pattern})+", mergeable_ranks=ranks, special_tokens={})
+    return ranges_of([ord(c) for c in bytes(enc.encode_ordinary(NO_SURROGATES)).decode("utf-8")])
+
+
+def load_unicodedata2(ucd_dir: Path | None) -> ModuleType:
+    """unicodedata2 16.0.0 loaded from a folder (not installed over the current one)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = ucd_dir
+        if folder is None:
+            folder = Path(tmp)
+            subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q",
+                 "-d", str(folder), f"unicodedata2=={TIKTOKEN_UNICODE}"],
+                check=True,
+            )  # fmt: skip
+        for wheel in sorted(folder.glob(f"unicodedata2-{TIKTOKEN_UNICODE}-*.whl")):
+            with zipfile.ZipFile(wheel) as z:
+                z.extractall(Path(tmp) / "unpacked")
+            folder = Path(tmp) / "unpacked"
+        found = sorted(folder.glob("unicodedata2*.so")) + sorted(folder.glob("unicodedata2*.pyd"))
+        if not found:
+            raise SystemExit(f"no unicodedata2 extension module in {folder}")
+        spec = importlib.util.spec_from_file_location("unicodedata2", found[0])
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    if module.unidata_version != TIKTOKEN_UNICODE:
+        raise SystemExit(f"{found[0].name} is Unicode {module.unidata_version}, not {TIKTOKEN_UNICODE}")
+    return module
+
+
+def category_ranges(ucd: ModuleType) -> dict[str, Ranges]:
     members: dict[str, list[int]] = {cat: [] for cat in CATEGORIES}
     for cp in range(MAX_CODE_POINT + 1):
-        members[unicodedata2.category(chr(cp))].append(cp)
+        members[ucd.category(chr(cp))].append(cp)
     return {cat: ranges_of(cps) for cat, cps in members.items()}
 
 
@@ -68,7 +126,8 @@ def gc_aliases(cats: dict[str, Ranges]) -> dict[str, tuple[str, ...]]:
     """Every general-category name `regex` accepts (normalised) -> its 2-letter categories.
 
     Each alias is checked against `regex` over all code points, so \\p{Letter} etc.
-    mean exactly what they mean there.
+    mean exactly what they mean there. Which categories an alias stands for does not
+    depend on the Unicode version, so both flavours share the result.
     """
     name_to_value = regex._regex.get_properties()["GC"][1]
     value_to_names: dict[int, list[str]] = {}
@@ -112,6 +171,25 @@ def check_against_regex(cats: dict[str, Ranges]) -> None:
         raise SystemExit(r"regex \d is not \p{Nd}")
 
 
+def check_against_tiktoken(cats: dict[str, Ranges]) -> str:
+    """Every category, \\s and \\d as tiktoken's Rust regex sees them; returns what was checked."""
+    try:
+        import tiktoken
+    except ImportError:
+        print("tiktoken is not installed: the Unicode 16.0 tables are not checked against it")
+        return "not checked against tiktoken (not installed)"
+    for cat in CATEGORIES:
+        if cat != "Cs" and tiktoken_ranges(rf"\p{{{cat}}}") != cats[cat]:
+            raise SystemExit(
+                f"tiktoken {tiktoken.__version__} and Unicode {TIKTOKEN_UNICODE} disagree on \\p{{{cat}}}"
+            )
+    if tiktoken_ranges(r"\s") != WHITE_SPACE:
+        raise SystemExit(r"tiktoken's \s is not Unicode White_Space")
+    if tiktoken_ranges(r"\d") != cats["Nd"]:
+        raise SystemExit(r"tiktoken's \d is not \p{Nd}")
+    return f"tiktoken {tiktoken.__version__}"
+
+
 def flat(ranges: Ranges, indent: str = "    ") -> str:
     """The ranges as hex "start end start end ..." string pieces, wrapped at 100 columns.
 
@@ -130,18 +208,25 @@ def flat(ranges: Ranges, indent: str = "    ") -> str:
 
 
 def render(
-    cats: dict[str, Ranges], aliases: dict[str, tuple[str, ...]], stand: dict[str, tuple[int, ...]]
+    flavour: str,
+    unicode_version: str,
+    source: str,
+    checked: str,
+    cats: dict[str, Ranges],
+    aliases: dict[str, tuple[str, ...]],
 ) -> str:
     lines = [
         '"""Generated by scripts/gen_unicode_tables.py; do not edit.',
         "",
-        "Unicode general categories and White_Space as inclusive code-point ranges, written as",
-        "hex 'start end start end ...' strings, checked code point by code point against `regex`.",
+        f"The {flavour!r} flavour of tokenizer.patterns: Unicode general categories and White_Space",
+        "as inclusive code-point ranges, written as hex 'start end start end ...' strings,",
+        "checked code point by code point against the engine named in CHECKED_AGAINST.",
         '"""',
         "",
         "# fmt: off",
-        f"UNICODE_VERSION = {unicodedata2.unidata_version!r}  # unicodedata2 {version('unicodedata2')}",
-        f"REGEX_VERSION = {regex.__version__!r}  # the `regex` release that agrees on every code point",
+        f"FLAVOUR = {flavour!r}",
+        f"UNICODE_VERSION = {unicode_version!r}  # from {source}",
+        f"CHECKED_AGAINST = {checked!r}  # agrees on every code point",
         "",
         f"WHITE_SPACE = {flat(WHITE_SPACE, '')}",
         "",
@@ -162,24 +247,36 @@ def render(
         "# category with astral members -> BMP code points that may stand in for them",
         "STANDINS = {",
     ]
-    lines += [f"    {cat!r}: ({', '.join(f'0x{cp:X}' for cp in cps)})," for cat, cps in stand.items()]
+    lines += [
+        f"    {cat!r}: ({', '.join(f'0x{cp:X}' for cp in cps)})," for cat, cps in standins(cats).items()
+    ]
     lines += ["}", ""]
     return "\n".join(lines).replace("'", '"')
 
 
 def main() -> None:
-    out = (
-        Path(sys.argv[1])
-        if len(sys.argv) > 1
-        else Path(__file__).parent.parent / "tokenizer" / "_unicode_tables.py"
-    )
-    cats = category_ranges()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ucd-dir", type=Path, help=f"folder with unicodedata2 {TIKTOKEN_UNICODE}")
+    parser.add_argument("--out-dir", type=Path, default=Path(__file__).parent.parent / "tokenizer")
+    args = parser.parse_args()
+
+    cats = category_ranges(unicodedata2)
     check_against_regex(cats)
-    text = render(cats, gc_aliases(cats), standins(cats))
-    out.write_text(text, encoding="utf-8")
-    print(
-        f"wrote {out} ({len(text)} bytes): Unicode {unicodedata2.unidata_version}, regex {regex.__version__}"
-    )
+    aliases = gc_aliases(cats)
+    ucd16 = load_unicodedata2(args.ucd_dir)
+    cats16 = category_ranges(ucd16)
+    checked16 = check_against_tiktoken(cats16)
+    outputs = [
+        ("_unicode_tables.py", "regex", unicodedata2.unidata_version,
+         f"unicodedata2 {version('unicodedata2')}", f"regex {regex.__version__}", cats),
+        ("_unicode_tables_16.py", "tiktoken", ucd16.unidata_version,
+         f"unicodedata2 {TIKTOKEN_UNICODE}", checked16, cats16),
+    ]  # fmt: skip
+    for filename, flavour, unicode_version, source, checked, categories in outputs:
+        text = render(flavour, unicode_version, source, checked, categories, aliases)
+        out = args.out_dir / filename
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out} ({len(text)} bytes): {flavour} flavour, Unicode {unicode_version}, {checked}")
 
 
 if __name__ == "__main__":

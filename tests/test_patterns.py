@@ -1,4 +1,8 @@
-"""The stdlib-`re` translation of the split patterns must split exactly like `regex`."""
+"""The stdlib-`re` translation of the split patterns must split exactly like `regex`.
+
+With the "regex" Unicode flavour, that is: the named patterns default to the "tiktoken"
+flavour (Unicode 16.0), which tests/test_unicode_parity.py checks against tiktoken.
+"""
 
 from __future__ import annotations
 
@@ -13,9 +17,8 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenizer import _unicode_tables as tables
 from tokenizer import patterns
-from tokenizer.patterns import PATTERNS, compile_pattern
+from tokenizer.patterns import PATTERNS, REGEX, TIKTOKEN, compile_pattern
 
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = REPO.parent / "shared" / "corpora"
@@ -64,7 +67,7 @@ def windows():
 
 @pytest.mark.parametrize("name", DISTINCT)
 def test_re_engine_equals_regex_on_every_corpus(name, windows):
-    by_re, by_regex = compile_pattern(name, engine="re"), compile_pattern(name, engine="regex")
+    by_re, by_regex = compile_pattern(name, engine="re", unicode=REGEX), compile_pattern(name, engine="regex")
     for label, text in windows:
         chunks = by_re.findall(text)
         assert chunks == by_regex.findall(text), (name, label)
@@ -73,17 +76,20 @@ def test_re_engine_equals_regex_on_every_corpus(name, windows):
 
 @pytest.mark.parametrize("name", PATTERNS)
 def test_re_engine_equals_regex_on_nasty_sample(name):
-    chunks = compile_pattern(name, engine="re").findall(NASTY)
+    chunks = compile_pattern(name, engine="re", unicode=REGEX).findall(NASTY)
     assert chunks == compile_pattern(name, engine="regex").findall(NASTY)
     assert "".join(chunks) == NASTY
     for line in NASTY.splitlines(keepends=True):  # each line alone: other contexts, other edges
-        assert compile_pattern(name, engine="re").findall(line) == regex.findall(PATTERNS[name], line)
+        by_re = compile_pattern(name, engine="re", unicode=REGEX).findall(line)
+        assert by_re == regex.findall(PATTERNS[name], line)
+    # NASTY has no code point whose category changed after Unicode 16.0: the flavours agree
+    assert compile_pattern(name).findall(NASTY) == chunks
 
 
 @pytest.mark.parametrize("name", DISTINCT)
 def test_full_ranges_without_standins_equal_regex(name, windows):
     """The slower form (astral ranges kept) is what custom patterns may need; check it too."""
-    full = patterns.ReSplitter(PATTERNS[name], bmp_fast_path=False)
+    full = patterns.ReSplitter(PATTERNS[name], bmp_fast_path=False, unicode=REGEX)
     assert full._standin_map is None
     texts = [NASTY] + [text[:50_000] for label, text in windows if "emoji" in label or "udhr" in label]
     for text in texts:
@@ -92,13 +98,15 @@ def test_full_ranges_without_standins_equal_regex(name, windows):
 
 def test_named_patterns_take_the_fast_path():
     for name in DISTINCT:
-        assert compile_pattern(name, engine="re")._standin_map is not None
+        for flavour in patterns.UNICODE_FLAVOURS:
+            assert compile_pattern(name, engine="re", unicode=flavour)._standin_map is not None
 
 
 INTERESTING = list(
     " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\x1c\x1d\x1e\x1f\u180e\u200b\ufeff"
     "'’sStTdDmMlLvVeErRſK\u212aiIıİ0123456789١۲३aZéÉǅʰ中あ한\u0301\u0903\u20dd"
     '!?.,;:-_/\\"#$%&()[]{}<>@^`|~+*=😀👍🏽\u200d🇺🇸𝐀𝐚𝟏𐐀𐐨\U000e0020\U0010fffd\U0003134a\ue000\u0378'
+    "\u088f\u0c5c\ua7ce\u0295\U000323b0"  # categories changed after Unicode 16.0
 )
 texts_any = st.text(alphabet=st.characters(codec="utf-8"), max_size=200)
 texts_mixed = st.text(
@@ -114,7 +122,7 @@ texts_with_surrogates = st.text(
 
 def assert_same_split(text: str) -> None:
     for name, pattern in DISTINCT.items():
-        chunks = compile_pattern(name, engine="re").findall(text)
+        chunks = compile_pattern(name, engine="re", unicode=REGEX).findall(text)
         assert chunks == regex.findall(pattern, text), name
         assert "".join(chunks) == text, name
 
@@ -145,7 +153,8 @@ BMP_AND_SOME_ASTRAL = "".join(
 def test_case_insensitive_contractions_match_regex():
     for text in ["'ſ", "'S", "'ſT", "'K", "'\u212a", "'Ll", "'LL", "'ſſ", "'İ", "'ı", "DON'T", "x'RE'VE'M"]:
         for name in ("cl100k", "o200k"):
-            assert compile_pattern(name, engine="re").findall(text) == regex.findall(PATTERNS[name], text)
+            by_re = compile_pattern(name, engine="re", unicode=REGEX).findall(text)
+            assert by_re == regex.findall(PATTERNS[name], text)
     dotted = "iIıİ i\u0307 I\u0307 xXkK\u212asSſ"
     for pattern in (
         r"(?i:i)|[\s\S]",
@@ -266,6 +275,7 @@ def test_unsupported_syntax_under_re_is_a_clear_error(pattern, reason):
 
 def test_engine_argument_and_cache():
     assert compile_pattern("gpt4", engine="re") is compile_pattern("gpt4", engine="re")
+    assert compile_pattern("gpt4") is compile_pattern("gpt4", engine="re", unicode=TIKTOKEN)
     assert compile_pattern("gpt4", engine="re") is not compile_pattern("gpt4", engine="regex")
     assert isinstance(compile_pattern("gpt4", engine="re"), patterns.ReSplitter)
     assert isinstance(compile_pattern("gpt4", engine="regex"), regex.Pattern)
@@ -273,6 +283,32 @@ def test_engine_argument_and_cache():
         compile_pattern("gpt4", engine="pcre")
     with pytest.raises(TypeError):
         compile_pattern(None)
+
+
+def test_unicode_argument():
+    """Named patterns (by name or by their exact string) default to tiktoken's Unicode 16.0."""
+    for name_or_string in ("gpt4", PATTERNS["gpt4"], "o200k", PATTERNS["gpt2"]):
+        splitter = compile_pattern(name_or_string)
+        assert isinstance(splitter, patterns.ReSplitter) and splitter.unicode == TIKTOKEN
+        assert compile_pattern(name_or_string, unicode=REGEX).unicode == REGEX
+    assert compile_pattern(r"\p{L}+|\P{L}", engine="re").unicode == REGEX
+    assert compile_pattern(r"\p{L}+|\P{L}", unicode=TIKTOKEN).unicode == TIKTOKEN  # auto: re
+    assert isinstance(compile_pattern("gpt4", engine="regex"), regex.Pattern)  # its own tables
+    with pytest.raises(ValueError, match="only its own Unicode tables"):
+        compile_pattern("gpt4", engine="regex", unicode=TIKTOKEN)
+    with pytest.raises(ValueError, match="unicode flavour"):
+        compile_pattern("gpt4", unicode="15.0")
+    assert patterns.unicode_version(TIKTOKEN) == "16.0.0"
+
+
+def test_named_patterns_split_new_letters_like_tiktoken():
+    """U+088F became a letter in Unicode 17.0: not for tiktoken, so not for the named patterns."""
+    text = "A\u088f's A\u0c5c1 \ua7ce"
+    assert compile_pattern("gpt4").findall(text) == ["A", "\u088f'", "s", " A", "\u0c5c", "1", " \ua7ce"]
+    assert compile_pattern("gpt4", unicode=REGEX).findall(text) == regex.findall(PATTERNS["gpt4"], text)
+    assert regex.findall(PATTERNS["gpt4"], text) == ["A\u088f", "'s", " A\u0c5c", "1", " \ua7ce"]
+    custom = r"\p{L}+|\P{L}"
+    assert compile_pattern(custom, engine="re").findall(text) == regex.findall(custom, text)
 
 
 def test_env_var_makes_auto_pick_re(monkeypatch):
@@ -286,9 +322,10 @@ def test_env_var_makes_auto_pick_re(monkeypatch):
 
 
 def test_named_patterns_use_the_fast_re_translation():
-    """Measured faster than `regex` and proven identical above; the browser runs it too."""
+    """Only it has tiktoken's Unicode 16.0; faster than `regex`; the browser runs it too."""
     for name in ("gpt2", "gpt4", "o200k"):
         assert isinstance(compile_pattern(name), patterns.ReSplitter)
+        assert compile_pattern(name).unicode == TIKTOKEN
 
 
 BLOCK_REGEX = """
@@ -305,6 +342,7 @@ print(json.dumps({
     "regex_loaded": "regex" in sys.modules,
     "splitter": type(patterns.compile_pattern("gpt4")).__name__,
     "chunks": {name: [patterns.compile_pattern(name).findall(t) for t in texts] for name in ("gpt2", "gpt4", "o200k")},
+    "tables": sorted(m for m in sys.modules if m.startswith("tokenizer._unicode")),
 }))
 """
 
@@ -322,12 +360,14 @@ def test_works_in_a_fresh_process_without_regex():
     )
     out = json.loads(result.stdout)
     assert out["engine"] == "re" and not out["regex_loaded"] and out["splitter"] == "ReSplitter"
+    assert out["tables"] == ["tokenizer._unicode_tables_16"]  # the other flavour is not imported
     for name in ("gpt2", "gpt4", "o200k"):
         assert out["chunks"][name] == [regex.findall(PATTERNS[name], t) for t in texts]
 
 
 def test_tables_agree_with_installed_regex():
-    """The generated tables must be the installed regex's Unicode version, code point by code point."""
+    """The "regex" tables must be the installed regex's Unicode version, code point by code point."""
+    tables = patterns.unicode_tables(REGEX)
     every = "".join(map(chr, range(0x110000)))
 
     def regex_ranges(pattern):
@@ -336,13 +376,15 @@ def test_tables_agree_with_installed_regex():
     for cat, hexes in tables.CATEGORY_RANGES.items():
         assert regex_ranges(rf"\p{{{cat}}}") == patterns._pairs(hexes), cat
     assert regex_ranges(r"\s") == patterns._pairs(tables.WHITE_SPACE)
-    assert tables.UNICODE_VERSION == "18.0.0"  # what regex 2026.11.15 uses; Pyodide's stdlib has 16.0
+    assert tables.UNICODE_VERSION == "18.0.0"  # what regex 2026.11.15 uses; tiktoken and Pyodide: 16.0
 
 
-def test_standins_have_their_category_and_no_special_meaning():
-    white = patterns._white_space()
+@pytest.mark.parametrize("flavour", patterns.UNICODE_FLAVOURS)
+def test_standins_have_their_category_and_no_special_meaning(flavour):
+    tables = patterns.unicode_tables(flavour)
+    white = patterns._white_space(flavour)
     for cat, candidates in tables.STANDINS.items():
-        ranges = patterns._categories_ranges((cat,))
+        ranges = patterns._categories_ranges((cat,), flavour)
         for cp in candidates:
             assert 0x100 <= cp <= 0xFFFF and any(a <= cp <= b for a, b in ranges), (cat, hex(cp))
             assert not any(a <= cp <= b for a, b in white)

@@ -1,21 +1,35 @@
 """Named split patterns (tiktoken's current strings) and a compiler for them.
 
-Compiles with the `regex` package when it is importable. Otherwise (Pyodide) the
-pattern is translated to stdlib `re`: \\p{..}, \\s and \\d become explicit ranges from
-the generated `_unicode_tables` (the Unicode version `regex` uses), so both engines
-split identically. For speed the `re` form keeps only BMP ranges (sre scans astral
-ranges linearly); text with astral characters has each one replaced by a BMP
-stand-in of the same general category, is matched, and the original text is sliced
-at the match offsets, which the one-for-one substitution leaves unchanged.
+Two Unicode "flavours" decide what \\p{..} and \\s mean:
+
+* "tiktoken" (Unicode 16.0, `_unicode_tables_16`): the default for the named patterns
+  (gpt2/r50k/p50k, cl100k/gpt4, o200k/gpt4o, by name or by their exact strings). Token
+  ids must equal tiktoken's, and tiktoken's Rust regex is at Unicode 16.0 (so is HF
+  tokenizers' Oniguruma, and Pyodide's stdlib). With the `regex` package's newer tables
+  thousands of code points (U+088F, U+0C5C, U+A7CE, ...) would be letters for us and
+  not for tiktoken, and the ids would differ; tests/test_unicode_parity.py compares
+  with tiktoken on every code point. Only the `re` translation can use these tables, so
+  a named pattern always compiles to it (it is also faster than `regex` there).
+* "regex" (`_unicode_tables`, the installed `regex` package's Unicode version): the
+  default for custom patterns, which mean what they mean in `regex`. They compile with
+  `regex` when it is importable, else (Pyodide) with the `re` translation of this flavour.
+
+The `re` translation makes \\p{..}, \\s and \\d explicit ranges from the flavour's
+generated tables, imported on first use. For speed it keeps only BMP ranges (sre scans
+astral ranges linearly); text with astral characters has each one replaced by a BMP
+stand-in of the same general category, is matched, and the original text is sliced at
+the match offsets, which the one-for-one substitution leaves unchanged.
 
 After upgrading `regex`, run scripts/gen_unicode_tables.py; tests/test_patterns.py
-checks the tables against the installed `regex` code point by code point.
+checks the "regex" tables against the installed `regex`, tests/test_unicode_parity.py
+the "tiktoken" ones against tiktoken, code point by code point.
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
+import importlib
 import itertools
 import os
 import re
@@ -23,9 +37,8 @@ import unicodedata
 from dataclasses import dataclass
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
+from types import ModuleType
 from typing import Protocol
-
-from . import _unicode_tables as tables
 
 R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
@@ -53,6 +66,10 @@ PATTERNS: dict[str, str] = {
 NO_SPLIT = "none"  # the name for "no pre-tokenization": the whole text is one chunk
 PATTERN_NAMES = (*PATTERNS, NO_SPLIT)
 ENGINES = ("auto", "regex", "re")
+TIKTOKEN, REGEX = "tiktoken", "regex"
+UNICODE_FLAVOURS = (TIKTOKEN, REGEX)
+_TABLE_MODULES = {TIKTOKEN: "_unicode_tables_16", REGEX: "_unicode_tables"}
+_NAMED_STRINGS = frozenset(PATTERNS.values())
 
 
 def resolve_pattern(name_or_regex: str) -> str:
@@ -60,6 +77,31 @@ def resolve_pattern(name_or_regex: str) -> str:
     if not isinstance(name_or_regex, str):
         raise TypeError(f"split pattern must be a str, not {type(name_or_regex).__name__}")
     return PATTERNS.get(name_or_regex, name_or_regex)
+
+
+def is_named(name_or_regex: str) -> bool:
+    """A pattern name, or the exact string of a named pattern (tiktoken's own strings)."""
+    return name_or_regex in PATTERNS or name_or_regex in _NAMED_STRINGS
+
+
+def default_unicode(name_or_regex: str) -> str:
+    """The flavour unicode=None picks: "tiktoken" for the named patterns, else "regex"."""
+    return TIKTOKEN if is_named(name_or_regex) else REGEX
+
+
+@functools.cache
+def unicode_tables(flavour: str) -> ModuleType:
+    """The generated tables of a flavour, imported on first use (no .pyc in Pyodide)."""
+    if flavour not in UNICODE_FLAVOURS:
+        raise ValueError(
+            f"unknown unicode flavour {flavour!r}; expected one of {', '.join(UNICODE_FLAVOURS)}"
+        )
+    return importlib.import_module(f".{_TABLE_MODULES[flavour]}", __package__)
+
+
+def unicode_version(flavour: str) -> str:
+    """The Unicode version of a flavour's tables, e.g. "16.0.0" for "tiktoken"."""
+    return unicode_tables(flavour).UNICODE_VERSION
 
 
 @functools.cache
@@ -71,15 +113,16 @@ def regex_importable() -> bool:
     return True
 
 
-def default_engine(name_or_regex: str | None = None) -> str:
+def default_engine(name_or_regex: str | None = None, unicode: str | None = None) -> str:
     """The engine "auto" picks.
 
-    The named patterns always use the `re` translation: it splits identically (see
-    tests/test_patterns.py) and, with BMP-only classes, 1.5-3.5x faster than `regex`; it is
-    also what the browser runs. A custom regex uses `regex` when importable (the `re`
-    translation rejects some of its syntax), unless TOKENIZER_NO_REGEX=1 asks for `re`.
+    The named patterns always use the `re` translation: only it has tiktoken's Unicode
+    16.0 tables, with BMP-only classes it is 1.5-3.5x faster than `regex`, and it is what
+    the browser runs. So does unicode="tiktoken". A custom regex uses `regex` when
+    importable (the `re` translation rejects some of its syntax), unless
+    TOKENIZER_NO_REGEX=1 asks for `re`.
     """
-    if name_or_regex in PATTERNS:
+    if unicode == TIKTOKEN or (name_or_regex is not None and is_named(name_or_regex)):
         return "re"
     if os.environ.get("TOKENIZER_NO_REGEX", "") not in ("", "0"):
         return "re"
@@ -95,26 +138,43 @@ class Splitter(Protocol):
     def findall(self, text: str) -> list: ...
 
 
-def compile_pattern(name_or_regex: str, engine: str = "auto") -> Splitter:
+def compile_pattern(name_or_regex: str, engine: str = "auto", unicode: str | None = None) -> Splitter:
     """Compile a split pattern (name or regex); the result has .findall(text) -> list[str].
 
     engine: "regex", "re" (the stdlib translation), or "auto" (see default_engine).
-    Raises ValueError for an invalid pattern or one that can match the empty string.
+    unicode: the tables \\p{..} and \\s use: "tiktoken" (Unicode 16.0), "regex" (the
+    `regex` package's), or None: "tiktoken" for the named patterns, "regex" for custom
+    ones, and "regex" whenever engine="regex" (that package has only its own tables).
+    Raises ValueError for an invalid pattern, one that can match the empty string, or
+    engine="regex" with unicode="tiktoken".
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown regex engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    if unicode is not None and unicode not in UNICODE_FLAVOURS:
+        raise ValueError(
+            f"unknown unicode flavour {unicode!r}; expected one of {', '.join(UNICODE_FLAVOURS)}"
+        )
     resolve_pattern(name_or_regex)  # type check before hashing
-    return _compile(name_or_regex, default_engine(name_or_regex) if engine == "auto" else engine)
+    if engine == "auto":
+        engine = default_engine(name_or_regex, unicode)
+    if engine == "regex":
+        if unicode == TIKTOKEN:
+            raise ValueError(
+                "engine 'regex' has only its own Unicode tables; unicode='tiktoken' "
+                f"(Unicode {unicode_version(TIKTOKEN)}) needs engine 're' or 'auto'"
+            )
+        unicode = REGEX
+    return _compile(name_or_regex, engine, unicode or default_unicode(name_or_regex))
 
 
 @functools.lru_cache(maxsize=64)
-def _compile(name_or_regex: str, engine: str) -> Splitter:
+def _compile(name_or_regex: str, engine: str, unicode: str) -> Splitter:
     if name_or_regex == NO_SPLIT:
         return NoSplit()
     pattern = resolve_pattern(name_or_regex)
     if engine == "regex":
         return _compile_with_regex(pattern)
-    return ReSplitter(pattern)
+    return ReSplitter(pattern, unicode=unicode)
 
 
 class NoSplit:
@@ -145,7 +205,7 @@ def _compile_with_regex(pattern: str) -> Splitter:
     if pattern in PATTERNS.values():
         return compiled  # known never to match "" (tests/test_patterns.py checks it)
     try:  # decide emptiness on the re translation where there is one, so both engines agree
-        can_be_empty = _can_match_empty(translate(pattern, bmp_only=True).skeleton)
+        can_be_empty = _can_match_empty(translate(pattern, bmp_only=True, unicode=REGEX).skeleton)
     except (ValueError, re.error):
         can_be_empty = compiled.search("") is not None or any(
             m.start() == m.end() for m in compiled.finditer(_EMPTY_MATCH_PROBE)
@@ -235,13 +295,14 @@ def _complement(ranges: Ranges) -> Ranges:
 
 
 @functools.cache
-def _categories_ranges(categories: tuple[str, ...]) -> Ranges:
-    return _merge([r for cat in categories for r in _pairs(tables.CATEGORY_RANGES[cat])])
+def _categories_ranges(categories: tuple[str, ...], flavour: str = REGEX) -> Ranges:
+    table = unicode_tables(flavour).CATEGORY_RANGES
+    return _merge([r for cat in categories for r in _pairs(table[cat])])
 
 
 @functools.cache
-def _white_space() -> Ranges:
-    return _pairs(tables.WHITE_SPACE)
+def _white_space(flavour: str = REGEX) -> Ranges:
+    return _pairs(unicode_tables(flavour).WHITE_SPACE)
 
 
 def _escape_code_point(cp: int) -> str:
@@ -294,9 +355,10 @@ class _Translator:
     or table-dependent syntax we cannot reproduce exactly raises ValueError.
     """
 
-    def __init__(self, pattern: str, bmp_only: bool):
+    def __init__(self, pattern: str, bmp_only: bool, flavour: str):
         self.pattern = pattern
         self.bmp_only = bmp_only
+        self.flavour = flavour
         self.pos = 0
         self.out: list[str] = []
         self.skeleton: list[str] = []
@@ -394,10 +456,10 @@ class _Translator:
         if c in "pP":
             return self.read_property(c == "P")
         if c in "sS":
-            ranges = _white_space()
+            ranges = _white_space(self.flavour)
             return "set", (_complement(ranges) if c == "S" else ranges), 2
         if c in "dD":
-            ranges = _categories_ranges(("Nd",))
+            ranges = _categories_ranges(("Nd",), self.flavour)
             return "set", (_complement(ranges) if c == "D" else ranges), 2
         if c in "wWbB":
             raise self.error(f"\\{c} depends on Unicode tables that differ between re and regex")
@@ -451,10 +513,10 @@ class _Translator:
         )
         if sep and _normalize_property_name(key) not in ("GC", "GENERALCATEGORY"):
             raise self.error(f"only general-category properties are supported, not {name!r}")
-        categories = tables.CATEGORY_ALIASES.get(_normalize_property_name(value))
+        categories = unicode_tables(self.flavour).CATEGORY_ALIASES.get(_normalize_property_name(value))
         if categories is None:
             raise self.error(f"unknown or unsupported property {name!r}")
-        ranges = _categories_ranges(categories)
+        ranges = _categories_ranges(categories, self.flavour)
         return "set", (_complement(ranges) if negated else ranges), consumed
 
     # -- groups, flags, braces ---------------------------------------------------------
@@ -584,14 +646,19 @@ class _Translator:
         return ord(ch)
 
 
-@functools.lru_cache(maxsize=64)
-def translate(pattern: str, bmp_only: bool = False) -> Translation:
+def translate(pattern: str, bmp_only: bool = False, unicode: str | None = None) -> Translation:
     """Translate a `regex` pattern to an equivalent stdlib `re` pattern.
 
     bmp_only drops astral code points from the classes; only text without astral
     characters (or with them replaced by stand-ins) may be matched with the result.
+    unicode: the flavour of the tables, as in compile_pattern (None: by the pattern).
     """
-    return _Translator(pattern, bmp_only).translate()
+    return _translate(pattern, bmp_only, unicode or default_unicode(pattern))
+
+
+@functools.lru_cache(maxsize=64)
+def _translate(pattern: str, bmp_only: bool, flavour: str) -> Translation:
+    return _Translator(pattern, bmp_only, flavour).translate()
 
 
 # ---------------------------------------------------------------------------
@@ -601,11 +668,11 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 @functools.cache
-def _astral_table() -> tuple[list[int], list[str]]:
+def _astral_table(flavour: str) -> tuple[list[int], list[str]]:
     """Starts of the astral category ranges and their category, for bisect."""
     entries = sorted(
         (max(a, 0x10000), cat)
-        for cat, flat in tables.CATEGORY_RANGES.items()
+        for cat, flat in unicode_tables(flavour).CATEGORY_RANGES.items()
         for a, b in _pairs(flat)
         if b > BMP_END
     )
@@ -615,21 +682,22 @@ def _astral_table() -> tuple[list[int], list[str]]:
 class _StandinMap(dict):
     """astral char -> the BMP stand-in of its general category, filled on first use."""
 
-    def __init__(self, standins: dict[str, str]):
+    def __init__(self, standins: dict[str, str], flavour: str):
         super().__init__()
         self.standins = standins
+        self.flavour = flavour
 
     def __missing__(self, char: str) -> str:
-        starts, categories = _astral_table()
+        starts, categories = _astral_table(self.flavour)
         standin = self.standins[categories[bisect.bisect_right(starts, ord(char)) - 1]]
         self[char] = standin
         return standin
 
 
-def _choose_standins(literals: Ranges) -> dict[str, str] | None:
+def _choose_standins(literals: Ranges, flavour: str) -> dict[str, str] | None:
     """A BMP stand-in per category that no literal of the pattern names; None if impossible."""
     chosen = {}
-    for cat, candidates in tables.STANDINS.items():
+    for cat, candidates in unicode_tables(flavour).STANDINS.items():
         free = [cp for cp in candidates if not any(a <= cp <= b for a, b in literals)]
         if not free:
             return None
@@ -650,13 +718,15 @@ def _restore_astral(text: str, chunks: list[str], ends: list[int], astral_at: li
 
 
 class ReSplitter:
-    """A `regex` pattern run by stdlib `re`, with the same findall results."""
+    """A `regex` pattern run by stdlib `re`: findall gives what `regex` would with the
+    Unicode tables of the flavour (unicode as in compile_pattern)."""
 
-    def __init__(self, pattern: str, bmp_fast_path: bool = True):
+    def __init__(self, pattern: str, bmp_fast_path: bool = True, unicode: str | None = None):
         self.pattern = pattern
-        bmp = translate(pattern, bmp_only=True)
-        standins = _choose_standins(bmp.literals) if bmp.standin_safe and bmp_fast_path else None
-        source = bmp.source if standins is not None else translate(pattern).source
+        self.unicode = unicode = unicode or default_unicode(pattern)
+        bmp = translate(pattern, bmp_only=True, unicode=unicode)
+        standins = _choose_standins(bmp.literals, unicode) if bmp.standin_safe and bmp_fast_path else None
+        source = bmp.source if standins is not None else translate(pattern, unicode=unicode).source
         try:
             self._compiled = re.compile(source)
         except re.error as e:
@@ -665,7 +735,7 @@ class ReSplitter:
             raise _invalid(pattern, e) from None
         if _can_match_empty(bmp.skeleton):
             raise _invalid(pattern, _EMPTY_MATCH_REASON)
-        self._standin_map = None if standins is None else _StandinMap(standins)
+        self._standin_map = None if standins is None else _StandinMap(standins, unicode)
         self._groups = self._compiled.groups
 
     def findall(self, text: str) -> list:
@@ -693,4 +763,4 @@ class ReSplitter:
         return parts[0] if self._groups == 1 else parts
 
     def __repr__(self) -> str:
-        return f"ReSplitter({self.pattern!r})"
+        return f"ReSplitter({self.pattern!r}, unicode={self.unicode!r})"
