@@ -146,3 +146,19 @@ def test_learn_view_steps_like_python(app_page: Page):
     expect(page.get_by_test_id("learn-tie")).to_contain_text("lexically largest pair (subword-nmt)")
     page.get_by_test_id("learn-step").click()
     expect_step(page, classic, 2)
+
+    # A custom split regex (Python syntax, as the trainer takes it); a bad one is reported.
+    page.get_by_test_id("learn-mode").select_option("bytes")
+    page.get_by_test_id("learn-pattern").select_option("custom")
+    regex = page.get_by_test_id("learn-regex")
+    expect(regex).to_be_visible()
+    page.get_by_test_id("learn-corpus").fill("the cat sat the mat, the cat sat")
+    custom = learn.handle(
+        {**request, "corpus": "the cat sat the mat, the cat sat", "pattern": regex.input_value()}
+    )
+    page.get_by_test_id("learn-step").click()
+    page.get_by_test_id("learn-step").click()
+    expect_step(page, custom, 2)
+    regex.fill("(unclosed")
+    page.get_by_test_id("learn-step").click()
+    expect(page.get_by_test_id("learn-error")).to_contain_text("invalid split pattern")

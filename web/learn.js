@@ -104,6 +104,11 @@ export function mountLearnView(root, app) {
   mode.append(new Option("byte-level (GPT style)", "bytes"), new Option("classic (characters + </w>)", "classic"));
   const pattern = el("select", { "data-testid": "learn-pattern", "aria-label": "split pattern" });
   for (const p of PATTERNS) pattern.append(new Option(p === "none" ? "none (no pre-tokenization)" : p, p));
+  pattern.append(new Option("custom regex…", "custom"));
+  const regex = el("input", {
+    type: "text", class: "learn-regex", spellcheck: false, placeholder: String.raw`e.g. \p{L}+|\p{N}+|\s+`,
+    value: String.raw` ?\p{L}+| ?\p{N}+| ?[^\p{L}\p{N}\s]+|\s+`, "data-testid": "learn-regex", "aria-label": "custom split regex",
+  });
   const tie = el("select", { "data-testid": "learn-tie-break", "aria-label": "tie-break rule" });
   tie.append(new Option("first occurrence (minbpe)", "first"), new Option("smallest ids (rustbpe)", "lexical"));
   const merges = el("input", {
@@ -116,6 +121,7 @@ export function mountLearnView(root, app) {
   });
   const field = (label, control) => el("label", { class: "learn-field" }, el("span", { class: "learn-label", text: label }), control);
   const patternField = field("pattern", pattern);
+  const regexField = field("split regex", regex);
   const tieField = field("tie-break", tie);
 
   const back = el("button", { type: "button", "data-testid": "learn-back", text: "◀ Back", "aria-keyshortcuts": "ArrowLeft" });
@@ -148,7 +154,7 @@ export function mountLearnView(root, app) {
 
   root.append(
     el("h2", { class: "learn-title", text: "Learn: step through BPE training" }),
-    el("div", { class: "learn-row" }, field("examples", preset), field("mode", mode), patternField, tieField,
+    el("div", { class: "learn-row" }, field("examples", preset), field("mode", mode), patternField, regexField, tieField,
       field("merges (max)", merges), field("min count", minFreq)),
     corpus,
     el("div", { class: "learn-row", role: "toolbar", "aria-label": "training steps" },
@@ -177,13 +183,15 @@ export function mountLearnView(root, app) {
       num_merges: num,
       min_frequency: Math.max(1, Math.floor(Number(minFreq.value) || 1)),
     };
-    if (mode.value === "bytes") req.pattern = pattern.value;
+    if (mode.value === "bytes") req.pattern = pattern.value === "custom" ? regex.value : pattern.value;
     return req;
   }
 
   function stale() {
     stop();
     result = null;
+    stepCount.textContent = "";
+    root.classList.add("learn-stale");
     status.textContent = "options changed: Step, Play or Reset learns again";
     syncButtons();
   }
@@ -204,6 +212,7 @@ export function mountLearnView(root, app) {
       .rpc("learn", { request: req })
       .then((res) => {
         result = res;
+        root.classList.remove("learn-stale");
         result.symbolId = new Map(res.vocab.map((s, i) => [s, i]));
         request = req;
         k = 0;
@@ -354,6 +363,7 @@ export function mountLearnView(root, app) {
     else if (useNote.dataset.kind === "classic") useNote.textContent = "";
     useNote.dataset.kind = classicMode ? "classic" : "";
     patternField.hidden = classicMode;
+    regexField.hidden = classicMode || pattern.value !== "custom";
     tieField.hidden = classicMode;
   }
 
@@ -413,8 +423,8 @@ export function mountLearnView(root, app) {
       togglePlay();
     }
   });
-  for (const control of [corpus, mode, pattern, tie, merges, minFreq]) {
-    control.addEventListener(control === corpus ? "input" : "change", stale);
+  for (const control of [corpus, regex, mode, pattern, tie, merges, minFreq]) {
+    control.addEventListener(control === corpus || control === regex ? "input" : "change", stale);
   }
   preset.addEventListener("change", () => {
     if (!preset.value) return;
