@@ -18,9 +18,8 @@ merges the listed *pair* of lowest priority. Three choices make HF follow the ra
 Still not expressible: two splits of one token competing for the same symbol (`ab a ba`
 for `aba`), where we take the leftmost and HF the one listed first; and tokens whose bytes
 duplicate an earlier token (only the id the encoder uses is exported). Oniguruma (HF) and
-`regex` (ours) may split a custom pattern differently; the named ones agree on the corpora
-and on arbitrary text, except for recently assigned characters (e.g. U+0558), which
-`regex` knows as letters and Oniguruma, like tiktoken 0.14, does not.
+`regex` (ours) may split a custom pattern differently; the named patterns agree on every
+code point (both sides use Unicode 16.0 tables, as tiktoken does; see patterns.py).
 """
 
 from __future__ import annotations
