@@ -91,6 +91,8 @@ def child(spec: dict) -> dict:
 
     files = [Path(f) for f in spec["files"]]
     mode, mcc = spec["mode"], spec.get("min_chunk_count", 1)
+    if spec.get("vocab_size"):
+        return child_train(spec, files, mode, mcc)
     out: dict = {}
     t0 = time.perf_counter()
     if mode == "dask":
@@ -120,19 +122,49 @@ def child(spec: dict) -> dict:
             cluster.close()  # joins the worker processes, so their CPU time is in RUSAGE_CHILDREN
     out["unique_chunks"], out["chunks"], out["bytes"] = len(counts), meta["chunks"], meta["bytes"]
     out["main_maxrss_count_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if spec.get("vocab_size"):
-        from tokenizer.train import learn_merges
-
-        t1 = time.perf_counter()
-        result = learn_merges(counts, spec["vocab_size"] - 256)
-        out["merge_s"] = time.perf_counter() - t1
-        out["merges"] = len(result.merges)
-        out["main_maxrss_end_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        if spec.get("merges_out"):
-            Path(spec["merges_out"]).write_text(json.dumps(result.merges))
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     out["cpu_s"] = time.process_time() + kids.ru_utime + kids.ru_stime
     return out
+
+
+def child_train(spec: dict, files: list[Path], mode: str, mcc: int) -> dict:
+    """The public path, `train(files, ...)`: count, then merge (train frees the table once the
+    trainer's words are built). The count phase's peak is read at its last progress call."""
+    from tokenizer.train import train
+
+    if mode not in ("local", "local1"):
+        raise SystemExit("--train measures local training (count with --modes dask separately)")
+    at_count_end: dict = {}
+
+    def progress(phase, done, total, rate, eta):
+        if phase == "count":
+            at_count_end["maxrss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    tok = train(
+        files,
+        spec["vocab_size"],
+        pattern=spec["pattern"],
+        workers=1 if mode == "local1" else None,
+        min_chunk_count=mcc,
+        progress=progress,
+    )
+    stats = tok.metadata["statistics"]
+    seconds = stats["seconds"]
+    if spec.get("merges_out"):
+        Path(spec["merges_out"]).write_text(json.dumps(tok.merges))
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "workers": tok.metadata["training"]["workers"],
+        "count_s": seconds["count"],
+        "merge_s": seconds["total"] - seconds["count"],
+        "merges": stats["merges"],
+        "unique_chunks": stats["unique_chunks"],
+        "chunks": stats["chunks"],
+        "bytes": stats["bytes"],
+        "main_maxrss_count_mb": at_count_end.get("maxrss", 0.0),
+        "main_maxrss_end_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "cpu_s": time.process_time() + kids.ru_utime + kids.ru_stime,
+    }
 
 
 def measure(spec: dict, repeat: int = 1) -> dict:
