@@ -33,7 +33,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush, heapreplace
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import contains, itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -428,8 +429,13 @@ class _HeapTrainer:
         np = self.np
         words, pc = self.words, self.pc
         wlist = cands[j0:]
-        wids = np.array(wlist, dtype=np.int64)
         strs = itemgetter(*wlist)(words) if len(wlist) > 1 else (words[wlist[0]],)
+        live = list(map(contains, strs, repeat(p)))  # about half have lost p since: drop them
+        if not all(live):
+            wlist, strs = list(compress(wlist, live)), list(compress(strs, live))
+            if not strs:
+                return {}
+        wids = np.array(wlist, dtype=np.int64)
         sep_code = ord(x) + 1  # no word holds an id above x
         sep = chr(sep_code)
         big = sep.join(strs)
