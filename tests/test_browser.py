@@ -211,3 +211,41 @@ def test_falls_back_to_a_plain_boot_without_a_usable_snapshot(open_page, web_dis
         assert "snapshot-failed" in stages
     finally:
         server.close()
+
+
+def test_edits_inside_one_long_line_patch_it_in_place(app_page: Page):
+    """A long line without newlines is patched, not rebuilt: far-away spans stay the same
+    elements, and after any edit the spans are still exactly CPython's tokens."""
+    import random
+
+    rng = random.Random(7)
+    words = ["alpha", "東京", "beta", "🙂", "gamma", "naïve", "δέλτα", "1234", "—", "x"]
+    text = " ".join(rng.choice(words) for _ in range(1500))
+    box = app_page.get_by_test_id("input")
+    box.fill(text)
+    for encoding in ("cl100k_base", "o200k_base"):
+        wait_ids(app_page, encoding, get_encoding(encoding).encode(text))
+    app_page.evaluate(
+        "() => { for (const p of document.querySelectorAll('[data-testid=panel]'))"
+        " p.querySelector('[data-testid=token]').__marker = true; }"
+    )
+    inserts = ["東", "京", "🙂", " ", "ab", "\u0301", "é", "12"]
+    for step in range(12):
+        k = rng.randrange(100, len(text))
+        if step % 3 == 2:
+            text = text[:k] + text[k + rng.randrange(1, 6) :]
+        else:
+            text = text[:k] + rng.choice(inserts) + text[k:]
+        box.fill(text)
+        if step % 4 == 3 or step == 11:
+            for encoding in ("cl100k_base", "o200k_base"):
+                wait_ids(app_page, encoding, get_encoding(encoding).encode(text))
+    kept = app_page.evaluate(
+        "() => [...document.querySelectorAll('[data-testid=panel]')].map("
+        "p => !!p.querySelector('[data-testid=token]').__marker)"
+    )
+    assert all(kept), "the first token's element was rebuilt: the line was not patched in place"
+    for encoding in ("cl100k_base", "o200k_base"):
+        assert panel_texts(app_page, encoding) == expected_texts(
+            encoding, get_encoding(encoding).encode(text)
+        )

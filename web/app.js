@@ -352,6 +352,7 @@ function render(panel, res, text, { full = false } = {}) {
     tail = oldBlocks.length;
     while (head < oldBlocks.length && oldBlocks[head].end <= p && oldBlocks[head].hard) head++;
     while (tail > head && oldBlocks[tail - 1].start > on - q) tail--;
+    if (tail - head === 1 && patchLine(panel, old, oldBlocks, oldSpans, head, p, on - q)) return;
     for (let k = head; k < tail; k++) oldBlocks[k].el.remove();
   } else {
     panel.tokensEl.replaceChildren(); // also drops the blocks of an unfinished sliced render
@@ -417,6 +418,69 @@ function render(panel, res, text, { full = false } = {}) {
   panel.tokensEl.setAttribute("aria-busy", "true");
   panel.tokensEl.dataset.rendered = "";
   step(FIRST_SLICE);
+}
+
+// An edit inside one long line (a 100 KB paragraph, minified code) patches that line's spans in
+// place instead of rebuilding the whole line: old tokens [a, b) become new tokens [a, b + delta).
+const PATCH_MIN_LINE = 600; // shorter lines are simply rebuilt
+const PATCH_MAX_TOKENS = 4000; // bigger edits go through the sliced rebuild
+
+function groupOf(span) {
+  const g = span && span.parentElement;
+  return g && g.classList.contains("group") ? g : null;
+}
+
+function patchLine(panel, old, blocks, oldSpans, k, a, b) {
+  const block = blocks[k];
+  const { ids, bytes, starts } = panel.result;
+  const n = ids.length;
+  const on = old.ids.length;
+  const delta = n - on;
+  if (block.end - block.start < PATCH_MIN_LINE) return false;
+  a = Math.max(a, block.start);
+  b = Math.max(a, Math.min(b, block.end));
+  // Never cut a group of partial-character tokens: take whole groups.
+  const ga = groupOf(oldSpans[a]);
+  if (ga) a = ga.firstElementChild._i;
+  const gb = b > a ? groupOf(oldSpans[b - 1]) : groupOf(oldSpans[b]);
+  if (gb) b = gb.lastElementChild._i + 1;
+  if (b > block.end || a < block.start) return false;
+  if (b - a + (b + delta - a) > PATCH_MAX_TOKENS) return false;
+  // A newline removed or added changes the line structure: rebuild instead.
+  for (let i = a; i < b; i++) if (old.bytes[old.starts[i + 1] - 1] === 0x0a) return false;
+  for (let i = a; i < b + delta; i++) if (bytes[starts[i + 1] - 1] === 0x0a) return false;
+
+  const anchorSpan = b < block.end ? oldSpans[b] : null;
+  const anchor = anchorSpan ? groupOf(anchorSpan) || anchorSpan : null;
+  for (let i = a; i < b; i++) {
+    const sp = oldSpans[i];
+    const g = groupOf(sp);
+    sp.remove();
+    if (g && !g.firstElementChild) g.remove();
+  }
+  const spans = new Array(n);
+  for (let i = 0; i < a; i++) spans[i] = oldSpans[i];
+  for (let i = b; i < on; i++) {
+    const sp = oldSpans[i];
+    spans[i + delta] = sp;
+    sp._i = i + delta;
+  }
+  panel.spans = spans;
+  const frag = document.createDocumentFragment();
+  let i = a;
+  while (i < b + delta) i = appendToken(panel, frag, i, b + delta);
+  block.el.insertBefore(frag, anchor);
+  block.end += delta;
+  for (let j = k + 1; j < blocks.length; j++) {
+    blocks[j].start += delta;
+    blocks[j].end += delta;
+  }
+  panel.blocks = blocks;
+  panel.result.complete = true;
+  panel.tokensEl.removeAttribute("aria-busy");
+  panel.tokensEl.dataset.rendered = String(n);
+  if (state.options.diff) updateDiff();
+  return true;
 }
 
 // Appends token i (or a group of tokens forming one character) to `parent`; returns the next index.
