@@ -32,7 +32,7 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from heapq import heapify, heappop, heappush, heapreplace
+from heapq import heapify, heappop, heappush, heapreplace, nlargest
 from itertools import compress, repeat
 from operator import contains, itemgetter
 from pathlib import Path
@@ -52,6 +52,7 @@ POS_BITS = 2 * OFF_BITS
 POS_MASK = (1 << POS_BITS) - 1
 TOP_PAIRS = 10  # pairs listed per trace step
 TIED_SHOWN = 5  # tied losers listed per trace step
+TRACE_SHOWN = max(TOP_PAIRS, 1 + TIED_SHOWN)
 
 Trace = Callable[[dict[str, Any]], None]
 
@@ -495,17 +496,23 @@ class _HeapTrainer:
         return fresh
 
     def trace_step(self, step: int, p: str, new_id: int, count: int, tied: bool) -> dict[str, Any]:
-        """What a step-through view shows; recounts everything (only done when tracing)."""
-        stats: dict[str, int] = {}
-        for s, c in zip(self.words, self.wcounts, strict=True):
-            for i in range(len(s) - 1):
-                k = s[i : i + 2]
-                stats[k] = stats.get(k, 0) + c
-        if self.first:  # dict order is first occurrence in the current text, as minbpe's
-            order = {k: i for i, k in enumerate(stats)}
-            ranked = sorted(stats, key=lambda k: (-stats[k], order[k]))
+        """What a step-through view shows: the best pairs before this merge, in the rule's order.
+
+        Counts come from self.pc, exact for every pair that can still be merged; `first` ties
+        are ordered by each pair's first live occurrence (word, position), found through the
+        reverse index. Only when fewer than TRACE_SHOWN such pairs are left (the list would
+        then hold rarer pairs, which pc no longer tracks) is everything recounted."""
+        live = [(c, k) for k, c in self.pc.items() if c >= self.min_frequency]
+        if len(live) < TRACE_SHOWN:
+            stats, ranked = self.recount()
         else:
-            ranked = sorted(stats, key=lambda k: (-stats[k], k))
+            floor = nlargest(TRACE_SHOWN, live)[-1][0]
+            cands = [(c, k) for c, k in live if c >= floor]
+            stats = {k: c for c, k in cands}
+            if self.first:
+                ranked = [k for *_, k in sorted((-c, self.first_at(k), k) for c, k in cands)]
+            else:
+                ranked = [k for _, k in sorted((-c, k) for c, k in cands)]
         if ranked[0] != p or stats[p] != count:
             raise AssertionError(f"trace recount disagrees at step {step}: {ranked[0]!r} vs {p!r}")
         as_ids = lambda k: (ord(k[0]), ord(k[1]))  # noqa: E731
@@ -519,6 +526,29 @@ class _HeapTrainer:
             "rule": ("first" if self.first else "lexical") if tied else "count",
             "top_pairs": [(as_ids(k), stats[k]) for k in ranked[:TOP_PAIRS]],
         }
+
+    def first_at(self, k: str) -> tuple[int, int]:
+        """(word, position) of the first live occurrence of pair k: text order."""
+        words = self.words
+        for w in self.where[k][1:]:
+            q = words[w].find(k)
+            if q >= 0:
+                return w, q
+        raise AssertionError(f"pair {k!r} has a count but no occurrence")
+
+    def recount(self) -> tuple[dict[str, int], list[str]]:
+        """All pair counts from scratch, ranked by the tie rule (dict order = first occurrence)."""
+        stats: dict[str, int] = {}
+        for s, c in zip(self.words, self.wcounts, strict=True):
+            for i in range(len(s) - 1):
+                k = s[i : i + 2]
+                stats[k] = stats.get(k, 0) + c
+        if self.first:
+            order = {k: i for i, k in enumerate(stats)}
+            ranked = sorted(stats, key=lambda k: (-stats[k], order[k]))
+        else:
+            ranked = sorted(stats, key=lambda k: (-stats[k], k))
+        return stats, ranked
 
 
 def _report(progress: Progress, phase: str, done: int, total: int, start: float, now: float) -> None:
