@@ -26,13 +26,12 @@ import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 const BRIDGE = String.raw`
 import json
-import re
 import time
 from array import array
 
 from tokenizer import Tokenizer, formats
 from tokenizer.encodings import encoding_from_npm_json, register_encoding
-from tokenizer.patterns import PATTERNS
+from tokenizer.hf_export import from_hf_json
 
 _toks = {}
 _merge_cache = {}
@@ -124,51 +123,6 @@ def _unique_name(name):
     return name
 
 
-def _from_hf(obj, source):
-    """A Hugging Face tokenizer.json of a byte-level BPE (GPT-2 style) -> Tokenizer."""
-    model = obj.get("model") or {}
-    if model.get("type") != "BPE" or not isinstance(model.get("vocab"), dict):
-        raise ValueError(f"{source}: not a BPE tokenizer.json (model.type is {model.get('type')!r})")
-    # GPT-2's printable stand-ins for the 256 byte values.
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    unicode_to_byte = {chr(c): b for b, c in zip(bs, cs)}
-    special = {t["content"]: int(t["id"]) for t in obj.get("added_tokens") or [] if t.get("special")}
-    ranks = {}
-    for token, rank in model["vocab"].items():
-        if token in special:
-            continue
-        try:
-            ranks[bytes(unicode_to_byte[ch] for ch in token)] = int(rank)
-        except KeyError:
-            raise ValueError(
-                f"{source}: token {token!r} is not in the byte-level alphabet; only byte-level BPE is supported"
-            ) from None
-    pattern = None
-    pre = obj.get("pre_tokenizer") or {}
-    for p in pre.get("pretokenizers", [pre]):
-        if p.get("type") == "Split":
-            regex = (p.get("pattern") or {}).get("Regex") or (p.get("pattern") or {}).get("String")
-            if regex and pattern is None:
-                # Undo the Oniguruma rewrite of possessive counts, (?>X{1,3}) -> X{1,3}+
-                regex = re.sub(r"\(\?>(\\p\{\w+\}|\\[a-zA-Z]|.)(\{\d+,\d+\})\)", r"\1\2+", regex)
-                pattern = next((n for n, r in PATTERNS.items() if r == regex), regex)
-        elif p.get("type") == "ByteLevel" and p.get("use_regex", True) and pattern is None:
-            pattern = "gpt2"
-    if pattern is None:
-        pattern = "none"
-    try:
-        return Tokenizer(ranks, pattern, special, name=source.rsplit(".", 1)[0])
-    except Exception as e:
-        raise ValueError(f"{source}: {e}") from None
-
-
 def load_user(tiktoken_text, json_text, hf_text, source, force_name=None):
     """A tokenizer from the user's files: .tiktoken + .json, a lone .tiktoken, or HF tokenizer.json.
 
@@ -180,7 +134,7 @@ def load_user(tiktoken_text, json_text, hf_text, source, force_name=None):
             obj = json.loads(hf_text)
         except json.JSONDecodeError as e:
             raise ValueError(f"{source}:{e.lineno}: invalid JSON: {e.msg}") from None
-        tok = _from_hf(obj, source)
+        tok = from_hf_json(obj, source)
     else:
         ranks = formats.parse_tiktoken(tiktoken_text, source) if tiktoken_text else None
         if json_text:
