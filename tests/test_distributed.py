@@ -311,7 +311,7 @@ def test_scheduler_unreachable_or_without_workers_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(td, "WORKER_WAIT_S", 1)
     with pytest.raises(DistributedCountError, match="cannot reach the Dask scheduler"):
         count_chunks_dask([TAYLOR], "gpt4", "tcp://127.0.0.1:9")
-    with distributed.LocalCluster(n_workers=0, dashboard_address=None, processes=False) as empty:
+    with distributed.LocalCluster(n_workers=0, dashboard_address=":0", processes=False) as empty:
         with pytest.raises(DistributedCountError, match="no worker joined"):
             count_chunks_dask([TAYLOR], "gpt4", empty.scheduler_address)
 
