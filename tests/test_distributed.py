@@ -42,6 +42,7 @@ SHAKESPEARE = CORPORA / "tinyshakespeare.txt"
 UDHR = CORPORA / "udhr_sample.txt"  # 40 scripts
 EMOJI = CORPORA / "emoji_sequences.txt"  # astral characters, ZWJ sequences; no safe cut point
 CODE = CORPORA / "code_js.txt"
+BOOKS = CORPORA / "pg_en_medium.txt"  # 8 MB
 
 
 @pytest.fixture(scope="module")
@@ -319,10 +320,11 @@ def test_scheduler_unreachable_or_without_workers_is_a_clear_error(monkeypatch):
 def test_partial_tables_are_merged_while_ranges_are_still_being_counted(client):
     """Memory bound: merges outrank leaves, so partial tables are folded as they come. Counted
     from the task stream: at no time are more than a few counted ranges waiting for their merge
-    (running all leaves first would leave every one of the 24 waiting)."""
+    (running all leaves first would leave every one of the 24 waiting). Ranges must take longer
+    than a scheduler round trip (ms), as real ones (seconds) do."""
     with distributed.get_task_stream(client) as ts:
-        got = count_chunks_dask([SHAKESPEARE, TAYLOR], "gpt4", client, parts_per_file=12)
-    assert_same_table(got, local([SHAKESPEARE, TAYLOR]))
+        got = count_chunks_dask([BOOKS], "gpt4", client, parts_per_file=24)  # ~50 ms a range
+    assert_same_table(got, local([BOOKS]))
     done: dict[str, float] = {}
     for rec in ts.data:
         for s in rec["startstops"]:
