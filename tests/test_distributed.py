@@ -43,6 +43,7 @@ UDHR = CORPORA / "udhr_sample.txt"  # 40 scripts
 EMOJI = CORPORA / "emoji_sequences.txt"  # astral characters, ZWJ sequences; no safe cut point
 CODE = CORPORA / "code_js.txt"
 BOOKS = CORPORA / "pg_en_medium.txt"  # 8 MB
+BIBLE = CORPORA / "kjv_bible.txt"  # 4.4 MB
 
 
 @pytest.fixture(scope="module")
@@ -320,11 +321,11 @@ def test_scheduler_unreachable_or_without_workers_is_a_clear_error(monkeypatch):
 def test_partial_tables_are_merged_while_ranges_are_still_being_counted(client):
     """Memory bound: merges outrank leaves, so partial tables are folded as they come. Counted
     from the task stream: at no time are more than a few counted ranges waiting for their merge
-    (running all leaves first would leave every one of the 24 waiting). Ranges must take longer
+    (merges at default priority: 47 of the 48 waiting; with ours 9-20 measured). Ranges must take longer
     than a scheduler round trip (ms), as real ones (seconds) do."""
     with distributed.get_task_stream(client) as ts:
-        got = count_chunks_dask([BOOKS], "gpt4", client, parts_per_file=24)  # ~50 ms a range
-    assert_same_table(got, local([BOOKS]))
+        got = count_chunks_dask([BOOKS, BIBLE], "gpt4", client, parts_per_file=24)  # ~20-50 ms a range
+    assert_same_table(got, local([BOOKS, BIBLE]))
     done: dict[str, float] = {}
     for rec in ts.data:
         for s in rec["startstops"]:
@@ -334,13 +335,13 @@ def test_partial_tables_are_merged_while_ranges_are_still_being_counted(client):
     merged = {
         int(k.rsplit("-", 1)[1]): t for k, t in done.items() if k.startswith("bpe-merge-") and "-1-" in k
     }
-    assert len(leaves) == got[1]["ranges"] == 24
+    assert len(leaves) == got[1]["ranges"] == 48
     events = sorted([(t, 1) for t in leaves.values()] + [(merged[i - i % 4], -1) for i in leaves])
     waiting = peak = 0
     for _, step in events:
         waiting += step
         peak = max(peak, waiting)
-    assert peak <= 10, f"{peak} counted ranges were waiting for their merge at once"
+    assert peak <= 30, f"{peak} counted ranges were waiting for their merge at once"
 
 
 def test_cli_count_on_a_scheduler_then_train(request, tmp_path):
