@@ -4,9 +4,9 @@ Counting is embarrassingly parallel and its result (distinct chunks with counts)
 next to the corpus, so it is the part worth distributing; the merge phase then runs on one
 machine from the table (`train --counts`). Files are cut into byte ranges exactly as local
 parallel counting cuts them (counting.py's `_range_cuts` / `_count_range`); each range is
-counted by a task on a worker, and the partial tables are merged pairwise... in a tree,
-always left into right-neighbour order, so no node ever holds more than its own subtree's
-table and the root is exactly the table of the whole text:
+counted by a task on a worker, and the partial tables are merged on the workers in a tree
+of runs of consecutive ranges (4 at a time, in text order), so no task holds more than its
+own subtree's table and the root is exactly the table of the whole text:
 
     merge(A, B) = A's chunks in A's order, then B's new chunks in B's order
 
