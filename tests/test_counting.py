@@ -179,7 +179,7 @@ def test_count_table_round_trip_and_errors(tmp_path):
         load_counts(other)
     broken = tmp_path / "broken.counts"
     broken.write_bytes(
-        gzip.compress(b'{"format": "bpe-playground-counts", "version": 1, "pattern": "x"}\n["a", -1]\n')
+        gzip.compress(b'{"format": "bpe-playground-counts", "version": 2, "pattern": "x"}\n["a", -1]\n')
     )
     with pytest.raises(ValueError, match="line 2"):
         load_counts(broken)
