@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import tie_heavy_texts
 from tokenizer import classic, learn
 from tokenizer.core import Tokenizer
 from tokenizer.patterns import compile_pattern
@@ -23,30 +24,7 @@ from tokenizer.reference import merge, pair_counts, reference_merges
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 PATTERNS = ["gpt2", "gpt4", "o200k", "none", r"\w+| "]  # the last one skips text
 
-WORDS = [
-    "ab",
-    "ba",
-    "aab",
-    "abab",
-    " ab",
-    " ba",
-    "aaa",
-    "a",
-    "b",
-    " ",
-    "  ",
-    "\n",
-    "é",
-    "éé",
-    "日本",
-    "'s",
-    "1",
-]
-tie_heavy = st.one_of(
-    st.text(alphabet="ab \n", min_size=1, max_size=60),
-    st.lists(st.sampled_from(WORDS), min_size=1, max_size=30).map("".join),
-    st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(lambda ws: " ".join(ws * 4)),
-).filter(str.strip)
+tie_heavy = tie_heavy_texts(max_size=60, max_words=30, max_repeated=5).filter(str.strip)
 
 
 def chunks_of(text: str, pattern: str) -> list[str]:

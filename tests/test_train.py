@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import tie_heavy_texts
 from tokenizer.__main__ import main as cli_main
 from tokenizer.core import Tokenizer
 from tokenizer.counting import count_chunks, save_counts
@@ -37,36 +38,12 @@ def chunks_of(text: str, pattern: str) -> list[str]:
     return compile_pattern(pattern).findall(text)
 
 
-# Tie-heavy texts: tiny alphabets, repeated words, odd whitespace, a few multi-byte characters.
-WORDS = [
-    "ab",
-    "ba",
-    "aab",
-    "abab",
-    " ab",
-    " ba",
-    "aaa",
-    "a",
-    "b",
-    " ",
-    "  ",
-    "\n",
-    "é",
-    "éé",
-    "日本",
-    "'s",
-    "1",
-]
-tie_heavy_texts = st.one_of(
-    st.text(alphabet="ab \n", max_size=80),
-    st.lists(st.sampled_from(WORDS), max_size=40).map("".join),
-    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(lambda ws: " ".join(ws * 4)),
-)
+tie_heavy = tie_heavy_texts()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    text=tie_heavy_texts,
+    text=tie_heavy,
     pattern=st.sampled_from(PATTERNS),
     tie_break=st.sampled_from(["first", "lexical"]),
     min_frequency=st.sampled_from([1, 2]),
@@ -86,7 +63,7 @@ def test_heap_equals_reference(text, pattern, tie_break, min_frequency, merges, 
 
 
 @settings(max_examples=60, deadline=None)
-@given(text=tie_heavy_texts, pattern=st.sampled_from(PATTERNS), merges=st.integers(1, 20))
+@given(text=tie_heavy, pattern=st.sampled_from(PATTERNS), merges=st.integers(1, 20))
 def test_reference_dedup_equals_minbpe_order(text, pattern, merges):
     """Distinct chunks in first-occurrence order give minbpe's result (every chunk, count 1)."""
     chunks = chunks_of(text, pattern)
@@ -247,7 +224,7 @@ def test_trainer_records_duplicates_when_two_merges_make_the_same_bytes(monkeypa
 
 @settings(max_examples=40, deadline=None)
 @given(
-    text=tie_heavy_texts,
+    text=tie_heavy,
     pattern=st.sampled_from(PATTERNS),
     tie_break=st.sampled_from(["first", "lexical"]),
 )

@@ -15,6 +15,8 @@
 // Export: mountLearnView(root, app); app.rpc(op, payload) talks to the worker and
 // app.addLearnedTokenizer(request) puts a byte-level result into the comparison.
 
+import { el } from "./dom.js";
+
 const PRESETS = {
   "nation station ration": "nation station ration",
   "the cat sat the mat": "the cat sat the mat",
@@ -31,19 +33,6 @@ const PATTERNS = ["gpt4", "gpt2", "o200k", "none"];
 const SPEEDS = [1, 2, 5, 10, 25];
 const utf8 = new TextEncoder();
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === false || value == null) continue;
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key.startsWith("data-") || key.startsWith("aria-") || key === "role" || key === "for") {
-      node.setAttribute(key, value);
-    } else node[key] = value;
-  }
-  for (const child of children) if (child != null) node.append(child);
-  return node;
-}
 
 function ensureStylesheet() {
   if (document.querySelector("link[data-learn-css]")) return;

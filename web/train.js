@@ -15,23 +15,12 @@
 // Export: mountTrainPanel(root, app), app being the page's API (see web/app.js): we call
 // app.addTokenizerFromServer(name) when a job is done.
 
+import { el } from "./dom.js";
+
 const HEALTH_TIMEOUT_MS = 4000;
 // The bar spans both phases: counting is usually the short one.
 const COUNT_SHARE = 10;
 
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === false || value == null) continue;
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else if (key.startsWith("data-") || key.startsWith("aria-") || key === "role" || key === "for") {
-      node.setAttribute(key, value);
-    } else node[key] = value;
-  }
-  for (const child of children) if (child != null) node.append(child);
-  return node;
-}
 
 function formatBytes(n) {
   if (n < 1024) return `${n} B`;
