@@ -161,7 +161,10 @@ def encoding_from_bytes(data: bytes) -> Tokenizer:
         raise ValueError(f"encoding blob {header['name']!r} is truncated or has trailing data")
     rank_ids = [r for first, n in header["segments"] for r in range(first, first + n)]
     return Tokenizer(
-        dict(zip(tokens, rank_ids, strict=True)), header["pattern"], header["special_tokens"], name=header["name"]
+        dict(zip(tokens, rank_ids, strict=True)),
+        header["pattern"],
+        header["special_tokens"],
+        name=header["name"],
     )
 
 
@@ -179,4 +182,3 @@ def build_blobs(out_dir: str | os.PathLike = DATA_DIR) -> dict[str, Path]:
             formats.atomic_write_bytes(dst, pack_encoding(tok))
         written[name] = dst
     return written
-
