@@ -19,7 +19,7 @@ from typing import Any, Literal
 from . import formats
 from .patterns import compile_pattern, resolve_pattern
 
-CACHE_SIZE = 1 << 16  # chunk -> ids entries kept before the cache is cleared
+CACHE_SIZE = 1 << 18  # chunk -> ids entries kept before the cache is cleared (~40 MB at most)
 HEAP_THRESHOLD = 128  # chunks longer than this (in bytes) merge with a heap
 _SINGLE_BYTES = [bytes([b]) for b in range(256)]
 _NO_RANK = 1 << 62  # "this pair is not a token"; compares above every real rank
