@@ -36,7 +36,7 @@ def whole_text_counts(text: str, pattern: str) -> list[tuple[str, int]]:
 def test_streamed_blocks_equal_whole_text_on_corpora(name, pattern):
     path = corpus_file(name)
     want = whole_text_counts(path.read_text(encoding="utf-8"), pattern)
-    got, _ = counting._count_range(path, 0, path.stat().st_size, pattern, block_size=1000)
+    got, _ = counting.count_range(path, 0, path.stat().st_size, pattern, block_size=1000)
     assert list(got.items()) == want  # same counts, same first-occurrence order
 
 
@@ -45,12 +45,12 @@ def test_worker_ranges_equal_whole_text_on_corpora(name, tmp_path):
     text = corpus_file(name).read_text(encoding="utf-8")[:400_000]
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
-    cuts = counting._range_cuts(path, 8)
+    cuts = counting.range_cuts(path, 8)
     assert len(cuts) > 4
     for pattern in ["gpt2", "gpt4", "o200k"]:
         total: Counter = Counter()
         for start, end in zip(cuts, cuts[1:], strict=False):
-            part, _ = counting._count_range(path, start, end, pattern, block_size=5000)
+            part, _ = counting.count_range(path, start, end, pattern, block_size=5000)
             total.update(part)
         assert list(total.items()) == whole_text_counts(text, pattern), pattern
 
@@ -87,7 +87,7 @@ stress_text = st.lists(
 def test_streaming_is_exact_at_any_block_size(text, pattern, block_size, tmp_path_factory):
     path = tmp_path_factory.mktemp("stream") / "t.txt"
     path.write_bytes(text.encode("utf-8"))
-    got, n = counting._count_range(path, 0, path.stat().st_size, pattern, block_size=block_size)
+    got, n = counting.count_range(path, 0, path.stat().st_size, pattern, block_size=block_size)
     assert list(got.items()) == whole_text_counts(text, pattern)
 
 
@@ -102,7 +102,7 @@ def test_every_cut_point_is_a_chunk_boundary(text, pattern):
         pos += len(chunk.encode("utf-8"))
         ends.add(pos)
     start = 0
-    while (at := counting._find_cut(data[start:])) >= 0:
+    while (at := counting.find_cut(data[start:])) >= 0:
         assert start + at in ends
         left = data[: start + at].decode("utf-8")
         right = data[start + at :].decode("utf-8")
@@ -154,7 +154,7 @@ def test_invalid_utf8_names_file_and_offset(tmp_path):
     path.write_bytes(good + b"\xc3\x28 tail")
     for block_size in (7, 1 << 16):
         with pytest.raises(ValueError, match=rf"bad.txt: not valid UTF-8 at byte offset {len(good)}"):
-            counting._count_range(path, 0, path.stat().st_size, "gpt4", block_size=block_size)
+            counting.count_range(path, 0, path.stat().st_size, "gpt4", block_size=block_size)
     truncated = tmp_path / "cut.txt"
     truncated.write_bytes(good + "é".encode()[:1])
     with pytest.raises(ValueError, match=rf"cut.txt: not valid UTF-8 at byte offset {len(good)}"):

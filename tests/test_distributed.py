@@ -20,7 +20,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from tokenizer.counting import _range_cuts, count_chunks  # noqa: E402
+from tokenizer.counting import count_chunks, range_cuts  # noqa: E402
 from tokenizer.distributed import (  # noqa: E402
     DistributedCountError,
     _check_coverage,
@@ -78,7 +78,7 @@ def assert_same_table(got, want):
 @pytest.mark.parametrize("path", [TAYLOR, SHAKESPEARE, UDHR, CODE], ids=lambda p: p.stem)
 def test_same_table_as_local_serial_counting(client, path):
     got = count_chunks_dask([path], "gpt4", client, parts_per_file=9)
-    assert got[1]["ranges"] == len(_range_cuts(path, 9)) - 1 > 4  # really cut into ranges
+    assert got[1]["ranges"] == len(range_cuts(path, 9)) - 1 > 4  # really cut into ranges
     assert_same_table(got, local([path]))
 
 

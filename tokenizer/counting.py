@@ -52,7 +52,8 @@ def pattern_key(pattern: str) -> str:
     return NO_SPLIT if pattern == NO_SPLIT else resolve_pattern(pattern)
 
 
-def _splitter(pattern: str):
+def compile_splitter(pattern: str):
+    """Compile a split pattern for counting: ValueError (not regex.error) if it is unusable."""
     try:
         regex = compile_pattern(pattern)
     except Exception as e:  # regex.error / re.error are not ValueErrors
@@ -126,14 +127,14 @@ def _split_window(regex, window: str, final: bool) -> tuple[list[str], int]:
         rest = len(window) - sum(map(len, chunks[-HOLD_BACK:]))
         del chunks[-HOLD_BACK:]
         return chunks, rest
-    spans = _spans(regex, window)
+    spans = chunk_spans(regex, window)
     if spans is None:
         return [], 0  # cannot locate the chunks: wait for the end of the document
     del spans[-HOLD_BACK:]
     return [window[a:b] for a, b in spans], spans[-1][1]
 
 
-def _spans(regex, text: str) -> list[tuple[int, int]] | None:
+def chunk_spans(regex, text: str) -> list[tuple[int, int]] | None:
     """(start, end) of each chunk; None when the pattern skips text and cannot say where."""
     chunks = regex.findall(text)
     if sum(map(len, chunks)) == len(text):  # the chunks tile the text
@@ -156,7 +157,7 @@ def _utf8_cut(data: bytes) -> int:
     return len(data)
 
 
-def _decoded_blocks(
+def decoded_blocks(
     path: Path, start: int, end: int, block_size: int, trim: bool = False
 ) -> Iterator[tuple[str, int]]:
     """Decode bytes [start, end) of a file block by block: yields (text, bytes consumed).
@@ -187,7 +188,7 @@ class CutMismatch(Exception):
     """A worker range did not start at a chunk boundary (pattern looks too far ahead)."""
 
 
-def _count_range(
+def count_range(
     path: Path,
     start: int,
     end: int,
@@ -200,12 +201,12 @@ def _count_range(
     When `end` is not the end of the file, the chunking must have a boundary at `end`;
     text after it is read only to settle the last chunks.
     """
-    regex = _splitter(pattern)
+    regex = compile_splitter(pattern)
     size = path.stat().st_size
     counts: Counter = Counter()
     n_chunks = 0
     window = ""
-    for text, consumed in _decoded_blocks(path, start, end, block_size):
+    for text, consumed in decoded_blocks(path, start, end, block_size):
         window += text
         if report is not None:
             report(consumed)
@@ -221,8 +222,8 @@ def _count_range(
     boundary, extra = len(window), 1 << 16
     while True:
         stop = min(size, end + extra)
-        text = window + "".join(t for t, _ in _decoded_blocks(path, end, stop, block_size, trim=stop < size))
-        spans = _spans(regex, text)
+        text = window + "".join(t for t, _ in decoded_blocks(path, end, stop, block_size, trim=stop < size))
+        spans = chunk_spans(regex, text)
         if spans is None:
             raise CutMismatch(f"{path}: cannot locate chunks of this pattern; count serially")
         if stop < size:
@@ -240,7 +241,7 @@ def _count_range(
     return counts, n_chunks
 
 
-def _range_cuts(path: Path, parts: int) -> list[int]:
+def range_cuts(path: Path, parts: int) -> list[int]:
     """Byte offsets that split a file into about `parts` ranges at newline cut points."""
     size = path.stat().st_size
     cuts = [0]
@@ -249,7 +250,7 @@ def _range_cuts(path: Path, parts: int) -> list[int]:
             target = max(size * k // parts, cuts[-1] + 1)
             f.seek(max(target - 1, 0))
             probe = f.read(1 << 20)
-            at = _find_cut(probe)
+            at = find_cut(probe)
             if at < 0:
                 continue
             cut = max(target - 1, 0) + at
@@ -259,7 +260,10 @@ def _range_cuts(path: Path, parts: int) -> list[int]:
     return cuts
 
 
-def _find_cut(data: bytes) -> int:
+_range_cuts = range_cuts  # the old name, still imported by bench/train.py
+
+
+def find_cut(data: bytes) -> int:
     """Index just after a newline preceded by a visible ASCII character and followed by a letter."""
     i = data.find(b"\n", 1)
     while 0 < i < len(data) - 1:
@@ -273,7 +277,7 @@ def _find_cut(data: bytes) -> int:
 def _worker_count(args: tuple[str, int, int, str]) -> tuple[Counter, int, int] | None:
     path, start, end, pattern = args
     try:
-        counts, n = _count_range(Path(path), start, end, pattern)
+        counts, n = count_range(Path(path), start, end, pattern)
     except CutMismatch:
         return None
     return counts, n, end - start
@@ -307,14 +311,14 @@ def count_chunks(
         raise ValueError(f"min_chunk_count must be an integer >= 1, got {min_chunk_count!r}")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
-    regex = None if pattern == NO_SPLIT else _splitter(pattern)
+    regex = None if pattern == NO_SPLIT else compile_splitter(pattern)
     t0 = time.perf_counter()
     files, texts = corpus_documents(corpus)
     counts: Counter = Counter()
     stats = {"documents": 0, "bytes": 0, "chunks": 0}
     if texts is not None:  # strings are in memory already: counted here, in order
         stats["workers"] = 1
-        tick = _Ticker("count", None, progress)
+        tick = Ticker("count", None, progress)
         for i, text in enumerate(texts):
             text = _check_text(text, f"corpus document {i}")
             stats["documents"] += 1
@@ -340,10 +344,10 @@ def _count_files(files, pattern, regex, counts, stats, workers, progress) -> Non
     total = sum(p.stat().st_size for p in files)
     stats["documents"] = len(files)
     stats["bytes"] = total
-    tick = _Ticker("count", total, progress)
+    tick = Ticker("count", total, progress)
     if regex is None:  # one chunk per file: it has to be read whole
         for path in files:
-            text = "".join(t for t, _ in _decoded_blocks(path, 0, path.stat().st_size, BLOCK_SIZE))
+            text = "".join(t for t, _ in decoded_blocks(path, 0, path.stat().st_size, BLOCK_SIZE))
             stats["chunks"] += _count_text(text, None, counts)
             tick.add(path.stat().st_size)
         tick.done()
@@ -362,7 +366,7 @@ def _count_files(files, pattern, regex, counts, stats, workers, progress) -> Non
             stats["workers"] = 1
             tick.reset()
     for path in files:
-        part, n = _count_range(path, 0, path.stat().st_size, pattern, report=tick.add)
+        part, n = count_range(path, 0, path.stat().st_size, pattern, report=tick.add)
         counts.update(part)
         stats["chunks"] += n
     tick.done()
@@ -376,7 +380,7 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick) -> None:
     for path in files:
         size = path.stat().st_size
         parts = max(1, min(round(size * workers * 4 / total), size // RANGE_MIN_BYTES))
-        cuts = _range_cuts(path, parts) if size else [0, 0]
+        cuts = range_cuts(path, parts) if size else [0, 0]
         jobs.extend((str(path), a, b, pattern) for a, b in zip(cuts, cuts[1:], strict=False))
     with ProcessPoolExecutor(max_workers=workers) as pool:
         results = pool.map(_worker_count, jobs)  # in range order: keeps first occurrences
@@ -396,14 +400,14 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick) -> None:
         redo = Counter()
         stats["chunks"] = 0
         for path in files:
-            part, n = _count_range(path, 0, path.stat().st_size, pattern)
+            part, n = count_range(path, 0, path.stat().st_size, pattern)
             redo.update(part)
             stats["chunks"] += n
         counts.clear()
         counts.update(redo)
 
 
-class _Ticker:
+class Ticker:
     """Calls progress(phase, done, total, rate, eta) at most ~10 times a second."""
 
     def __init__(self, phase: str, total: int | None, progress: Progress | None) -> None:

@@ -3,7 +3,7 @@
 Counting is embarrassingly parallel and its result (distinct chunks with counts) is small
 next to the corpus, so it is the part worth distributing; the merge phase then runs on one
 machine from the table (`train --counts`). Files are cut into byte ranges exactly as local
-parallel counting cuts them (counting.py's `_range_cuts` / `_count_range`); each range is
+parallel counting cuts them (counting.py's `range_cuts` / `count_range`); each range is
 counted by a task on a worker, and the partial tables are merged on the workers in a tree
 of runs of consecutive ranges (4 at a time, in text order), so no task holds more than its
 own subtree's table and the root is exactly the table of the whole text:
@@ -47,13 +47,14 @@ from .counting import (
     RANGE_MIN_BYTES,
     CutMismatch,
     Progress,
-    _count_range,
-    _decoded_blocks,
-    _range_cuts,
-    _Ticker,
+    Ticker,
+    compile_splitter,
     count_chunks,
+    count_range,
+    decoded_blocks,
     default_workers,
     pattern_key,
+    range_cuts,
 )
 
 ENGINES = ("local", "dask")
@@ -193,14 +194,14 @@ def _count_job(job: _Job) -> _Part:
     counts: dict[str, int]
     if job.pattern == NO_SPLIT:  # one chunk per file: the file is read whole, by one task
         pieces = []
-        for text, consumed in _decoded_blocks(path, 0, job.file.size, BLOCK_SIZE):
+        for text, consumed in decoded_blocks(path, 0, job.file.size, BLOCK_SIZE):
             pieces.append(text)
             report(consumed)
         text = "".join(pieces)
         counts, chunks = ({text: 1}, 1) if text else ({}, 0)
     else:
         try:
-            counts, chunks = _count_range(path, job.start, job.end, job.pattern, report=report)
+            counts, chunks = count_range(path, job.start, job.end, job.pattern, report=report)
         except CutMismatch:
             return _Part({}, 0, [(job.file.index, job.start, job.end)], job.end - job.start, {job.file.index})
     span = (job.file.index, job.start, job.end)
@@ -273,7 +274,7 @@ def _plan(files: list[Path], pattern: str, workers: int, parts_per_file: int | N
             parts = parts_per_file
         else:
             parts = max(1, -(-f.size // target))
-        cuts = _range_cuts(Path(f.path), parts) if parts > 1 else [0, f.size]
+        cuts = range_cuts(Path(f.path), parts) if parts > 1 else [0, f.size]
         jobs.extend(_Job(f, a, b, pattern, key) for a, b in zip(cuts, cuts[1:], strict=False))
     return jobs
 
@@ -380,9 +381,7 @@ def count_chunks_dask(
     files = expand_inputs(paths_or_globs)
     key = pattern_key(pattern)  # validates the pattern before any cluster starts
     if pattern != NO_SPLIT:
-        from .counting import _splitter
-
-        _splitter(pattern)
+        compile_splitter(pattern)
     distributed = _import_distributed()
     t0 = time.perf_counter()
     client, cluster, owned = _connect(scheduler, workers)
@@ -437,7 +436,7 @@ def _replan(jobs: list[_Job], whole: set[int]) -> list[_Job]:
 
 def _run(client, jobs: list[_Job], min_chunk_count: int, progress: Progress | None, distributed) -> _Part:
     token = os.urandom(6).hex()  # unique task keys: two calls never share results
-    tick = _Ticker("count", sum(j.end - j.start for j in jobs), progress)
+    tick = Ticker("count", sum(j.end - j.start for j in jobs), progress)
     # Leaves first, highest priority to the earliest ranges so the tree's left side finishes
     # (and merges, freeing memory) first.
     leaves = [

@@ -35,7 +35,7 @@ from typing import Any
 
 from . import classic
 from .core import Tokenizer
-from .counting import _spans, count_chunks
+from .counting import chunk_spans, count_chunks
 from .patterns import NO_SPLIT, compile_pattern
 from .train import learn_merges
 
@@ -188,7 +188,7 @@ def _bytes_view(corpus: str, pattern: str, merges: list[tuple[int, int]]) -> dic
         spans = [(0, len(corpus))]
     else:
         splitter = compile_pattern(pattern)
-        spans = _spans(splitter, corpus)
+        spans = chunk_spans(splitter, corpus)
         if spans is None:  # a custom pattern that skips text and cannot say where: chunks only
             spans, pos = [], 0
             for chunk in splitter.findall(corpus):
