@@ -111,17 +111,35 @@ def test_every_cut_point_is_a_chunk_boundary(text, pattern):
         start += at
 
 
-def test_parallel_counts_equal_serial(tmp_path, monkeypatch):
+@pytest.mark.parametrize("min_chunk_count", [1, 3])
+def test_parallel_counts_equal_serial(tmp_path, monkeypatch, min_chunk_count):
     text = corpus_file("tinyshakespeare.txt").read_text(encoding="utf-8")
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text(text[:300_000], encoding="utf-8")
     b.write_text(text[300_000:600_000], encoding="utf-8")
     monkeypatch.setattr(counting, "RANGE_MIN_BYTES", 20_000)
-    serial, s_stats = count_chunks([a, b], "gpt4", workers=1)
-    parallel, p_stats = count_chunks([a, b], "gpt4", workers=2)
+    monkeypatch.setattr(counting, "RANGE_MAX_BYTES", 30_000)  # ~20 ranges: more than are in flight
+    serial, s_stats = count_chunks([a, b], "gpt4", workers=1, min_chunk_count=min_chunk_count)
+    parallel, p_stats = count_chunks([a, b], "gpt4", workers=2, min_chunk_count=min_chunk_count)
     assert list(parallel.items()) == list(serial.items())
-    assert p_stats["chunks"] == s_stats["chunks"] and p_stats["workers"] == 2
-    assert "serial_fallback" not in p_stats
+    assert type(parallel) is dict and type(serial) is dict
+    assert {**p_stats, "workers": 1, "seconds": 0} == {**s_stats, "seconds": 0}
+    assert p_stats["workers"] == 2 and "serial_fallback" not in p_stats
+    whole = Counter(compile_pattern("gpt4").findall(text[:300_000]))
+    whole.update(compile_pattern("gpt4").findall(text[300_000:600_000]))
+    assert list(serial.items()) == [(k, n) for k, n in whole.items() if n >= min_chunk_count]
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=stress_text, probe=st.integers(3, 12), start=st.integers(0, 40))
+def test_cut_search_across_probes_finds_the_first_cut(text, probe, start, tmp_path_factory):
+    """range_cuts reads on past its first probe; the overlapping reads miss no cut point."""
+    data = text.encode("utf-8")
+    path = tmp_path_factory.mktemp("cuts") / "t.txt"
+    path.write_bytes(data)
+    at = counting.find_cut(data[start:]) if start < len(data) else -1
+    with open(path, "rb") as f:
+        assert counting._next_cut(f, start, len(data), probe=probe) == (start + at if at >= 0 else -1)
 
 
 def test_a_pattern_that_looks_across_cuts_falls_back_to_serial(tmp_path, monkeypatch):

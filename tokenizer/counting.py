@@ -4,6 +4,8 @@ The merge phase only needs each distinct chunk with its count, in order of first
 occurrence (the `first` tie-break rule depends on that order). Files are streamed in
 blocks, so memory grows with the number of distinct chunks, not with the corpus; big
 inputs are cut into byte ranges counted by worker processes and merged in range order.
+The peak is about the final table (filled in place, never copied) plus a few small
+partial tables: ranges are at most RANGE_MAX_BYTES and only workers + 1 are in flight.
 
 Each document (a file, or one string of an iterable) is split on its own: chunks never
 span two documents. Pattern "none" makes every document a single chunk.
@@ -28,7 +30,8 @@ import json
 import os
 import sys
 import time
-from collections import Counter
+from collections import _count_elements as _tally  # Counter.update's C loop, on a plain dict
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate
 from pathlib import Path
@@ -38,10 +41,11 @@ from .patterns import compile_pattern, resolve_pattern
 
 Progress = Callable[[str, int, int, float, "float | None"], None]
 
-BLOCK_SIZE = 1 << 20  # bytes read per block (its list of chunks takes ~15x that in memory)
+BLOCK_SIZE = 1 << 18  # bytes read per block (its list of chunks takes ~15x that in memory)
 HOLD_BACK = 3  # chunks at a window's end that may still change when more text follows
 PARALLEL_MIN_BYTES = 1 << 23  # below this, worker start-up costs more than it saves
 RANGE_MIN_BYTES = 1 << 20  # worker ranges are at least this big
+RANGE_MAX_BYTES = 1 << 22  # and at most this: a range's table is held by a worker, then by main
 COUNTS_FORMAT = "bpe-playground-counts"
 COUNTS_VERSION = 2  # 2: named patterns split with Unicode 16.0 tables (as tiktoken)
 NO_SPLIT = "none"
@@ -104,15 +108,15 @@ def _check_text(text: Any, where: str) -> str:
     return text
 
 
-def _count_text(text: str, regex, counts: Counter) -> int:
+def _count_text(text: str, regex, counts: dict[str, int]) -> int:
     """Count the chunks of one whole document; returns the number of chunks."""
     if regex is None:
         if text:
-            counts[text] += 1
+            counts[text] = counts.get(text, 0) + 1
             return 1
         return 0
     chunks = regex.findall(text)
-    counts.update(chunks)
+    _tally(counts, chunks)
     return len(chunks)
 
 
@@ -195,15 +199,17 @@ def count_range(
     pattern: str,
     block_size: int = BLOCK_SIZE,
     report: Callable[[int], None] | None = None,
-) -> tuple[Counter, int]:
+    counts: dict[str, int] | None = None,
+) -> tuple[dict[str, int], int]:
     """Count chunks of bytes [start, end) of a file whose chunking restarts at `start`.
 
     When `end` is not the end of the file, the chunking must have a boundary at `end`;
-    text after it is read only to settle the last chunks.
+    text after it is read only to settle the last chunks. Counts are added to `counts`
+    (new chunks after its keys) when given, so a serial caller needs no second table.
     """
     regex = compile_splitter(pattern)
     size = path.stat().st_size
-    counts: Counter = Counter()
+    counts = {} if counts is None else counts
     n_chunks = 0
     window = ""
     for text, consumed in decoded_blocks(path, start, end, block_size):
@@ -211,12 +217,12 @@ def count_range(
         if report is not None:
             report(consumed)
         chunks, rest = _split_window(regex, window, final=False)
-        counts.update(chunks)
+        _tally(counts, chunks)
         n_chunks += len(chunks)
         window = window[rest:]
     if end >= size:
         chunks = regex.findall(window)
-        counts.update(chunks)
+        _tally(counts, chunks)
         return counts, n_chunks + len(chunks)
     # Settle the tail: read past `end` until the chunks up to `end` are decided.
     boundary, extra = len(window), 1 << 16
@@ -236,7 +242,8 @@ def count_range(
             break
         if b > boundary:
             raise CutMismatch(f"{path}: a chunk spans byte {end}")
-        counts[text[a:b]] += 1
+        chunk = text[a:b]
+        counts[chunk] = counts.get(chunk, 0) + 1
         n_chunks += 1
     return counts, n_chunks
 
@@ -248,16 +255,27 @@ def range_cuts(path: Path, parts: int) -> list[int]:
     with open(path, "rb") as f:
         for k in range(1, parts):
             target = max(size * k // parts, cuts[-1] + 1)
-            f.seek(max(target - 1, 0))
-            probe = f.read(1 << 20)
-            at = find_cut(probe)
-            if at < 0:
-                continue
-            cut = max(target - 1, 0) + at
+            cut = _next_cut(f, max(target - 1, 0), size * (k + 1) // parts)
             if cuts[-1] < cut < size:
                 cuts.append(cut)
     cuts.append(size)
     return cuts
+
+
+def _next_cut(f, pos: int, stop: int, probe: int = 1 << 20) -> int:
+    """The first cut point after `pos` in one probe, or in more up to about `stop`; -1 if none.
+
+    Scanning on past one probe matters for text with few cut points (CJK, verse): a skipped
+    cut makes a range, and so a worker's partial table, several times the planned size."""
+    while True:
+        f.seek(pos)
+        data = f.read(probe)
+        at = find_cut(data)
+        if at >= 0:
+            return pos + at
+        pos += probe - 2  # find_cut needs a byte either side of a newline: overlap by two
+        if len(data) < probe or pos >= stop:
+            return -1
 
 
 _range_cuts = range_cuts  # the old name, still imported by bench/train.py
@@ -274,7 +292,7 @@ def find_cut(data: bytes) -> int:
     return -1
 
 
-def _worker_count(args: tuple[str, int, int, str]) -> tuple[Counter, int, int] | None:
+def _worker_count(args: tuple[str, int, int, str]) -> tuple[dict[str, int], int, int] | None:
     path, start, end, pattern = args
     try:
         counts, n = count_range(Path(path), start, end, pattern)
@@ -314,7 +332,7 @@ def count_chunks(
     regex = None if pattern == NO_SPLIT else compile_splitter(pattern)
     t0 = time.perf_counter()
     files, texts = corpus_documents(corpus)
-    counts: Counter = Counter()
+    counts: dict[str, int] = {}  # the table returned: filled in text order, never copied
     stats = {"documents": 0, "bytes": 0, "chunks": 0}
     if texts is not None:  # strings are in memory already: counted here, in order
         stats["workers"] = 1
@@ -330,14 +348,31 @@ def count_chunks(
         _count_files(files, pattern, regex, counts, stats, workers, progress)
     counts.pop("", None)  # a pattern that matches the empty string adds nothing to train on
     if min_chunk_count > 1:
-        before = len(counts)
-        counts = Counter({k: v for k, v in counts.items() if v >= min_chunk_count})
-        stats["pruned_chunks"] = before - len(counts)
+        stats["pruned_chunks"] = prune_counts(counts, min_chunk_count)
     stats["unique_chunks"] = len(counts)
     stats["pattern"] = pattern_key(pattern)
     stats["min_chunk_count"] = min_chunk_count
     stats["seconds"] = round(time.perf_counter() - t0, 3)
-    return dict(counts), stats
+    return counts, stats
+
+
+def merge_counts(counts: dict[str, int], part: dict[str, int]) -> None:
+    """Add the table of the text that follows `counts`' text: its new chunks go last, in its order."""
+    if not counts:
+        counts.update(part)
+        return
+    get = counts.get
+    for chunk, n in part.items():
+        counts[chunk] = get(chunk, 0) + n
+
+
+def prune_counts(counts: dict[str, int], min_count: int) -> int:
+    """Drop chunks seen fewer than `min_count` times, in place (a filtered copy would add a
+    second table at the peak); returns how many were dropped. The rest keep their order."""
+    rare = [chunk for chunk, n in counts.items() if n < min_count]
+    for chunk in rare:
+        del counts[chunk]
+    return len(rare)
 
 
 def _count_files(files, pattern, regex, counts, stats, workers, progress) -> None:
@@ -366,8 +401,7 @@ def _count_files(files, pattern, regex, counts, stats, workers, progress) -> Non
             stats["workers"] = 1
             tick.reset()
     for path in files:
-        part, n = count_range(path, 0, path.stat().st_size, pattern, report=tick.add)
-        counts.update(part)
+        _, n = count_range(path, 0, path.stat().st_size, pattern, report=tick.add, counts=counts)
         stats["chunks"] += n
     tick.done()
 
@@ -379,32 +413,42 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick) -> None:
     jobs = []
     for path in files:
         size = path.stat().st_size
-        parts = max(1, min(round(size * workers * 4 / total), size // RANGE_MIN_BYTES))
+        parts = max(round(size * workers * 4 / total), -(-size // RANGE_MAX_BYTES))
+        parts = max(1, min(parts, size // RANGE_MIN_BYTES))
         cuts = range_cuts(path, parts) if size else [0, 0]
         jobs.extend((str(path), a, b, pattern) for a, b in zip(cuts, cuts[1:], strict=False))
+    failed: set[str] = set()
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        results = pool.map(_worker_count, jobs)  # in range order: keeps first occurrences
-        failed: set[str] = set()
-        for job, result in zip(jobs, results, strict=True):
-            if job[0] in failed:
-                continue
+        # merged in range order, which keeps first occurrences
+        for job, result in zip(jobs, _in_order(pool, _worker_count, jobs, workers + 1), strict=True):
             if result is None:
                 failed.add(job[0])
+            if job[0] in failed:
                 continue
             part, n, nbytes = result
-            counts.update(part)
+            merge_counts(counts, part)
+            part.clear()  # frees its table now, not after the next range arrives
             stats["chunks"] += n
             tick.add(nbytes)
     if failed:  # a cut was not a chunk boundary: recount all files serially (keeps the order)
         stats["serial_fallback"] = sorted(failed)
-        redo = Counter()
+        counts.clear()
         stats["chunks"] = 0
         for path in files:
-            part, n = count_range(path, 0, path.stat().st_size, pattern)
-            redo.update(part)
+            _, n = count_range(path, 0, path.stat().st_size, pattern, counts=counts)
             stats["chunks"] += n
-        counts.clear()
-        counts.update(redo)
+
+
+def _in_order(pool, fn: Callable, jobs: list, ahead: int) -> Iterator:
+    """pool.map with at most `ahead` jobs submitted and not yet taken: finished partial
+    tables wait here only behind a slower earlier range, never the whole input's worth."""
+    pending: deque = deque()
+    for job in jobs:
+        pending.append(pool.submit(fn, job))
+        if len(pending) >= ahead:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 class Ticker:

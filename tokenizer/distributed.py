@@ -53,7 +53,9 @@ from .counting import (
     count_range,
     decoded_blocks,
     default_workers,
+    merge_counts,
     pattern_key,
+    prune_counts,
     range_cuts,
 )
 
@@ -216,14 +218,8 @@ def _merge_parts(*parts: _Part) -> _Part:
     ever sees it; copying would double the biggest table at every level.
     """
     out = parts[0]
-    counts = out.counts
-    get = counts.get
     for part in parts[1:]:
-        if counts:
-            for chunk, n in part.counts.items():
-                counts[chunk] = get(chunk, 0) + n
-        else:
-            counts.update(part.counts)
+        merge_counts(out.counts, part.counts)
         out.chunks += part.chunks
         out.bytes_read += part.bytes_read
         out.cut_failed |= part.cut_failed
@@ -248,9 +244,7 @@ def _finish(part: _Part, min_chunk_count: int) -> _Part:
     """The root's last step, on its worker: what local counting drops, dropped before transfer."""
     part.counts.pop("", None)
     if min_chunk_count > 1:
-        before = len(part.counts)
-        part.counts = {k: v for k, v in part.counts.items() if v >= min_chunk_count}
-        part.pruned = before - len(part.counts)
+        part.pruned = prune_counts(part.counts, min_chunk_count)
     return part
 
 
