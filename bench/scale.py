@@ -12,7 +12,8 @@ adds bytes but no new distinct chunks (say so when quoting 1 GB figures).
 
 Every run is a fresh subprocess, so one run's memory never shows in the next; peak memory is
 sampled (every 50 ms) as the summed RSS of that process and all its descendants (pool
-processes, Dask workers), and also for the main process alone. Modes:
+processes, Dask workers), and also for the main process alone; the summed PSS is sampled too
+(forked workers share the parent's pages, which summed RSS counts once per process). Modes:
   local1  count_chunks(workers=1): one process
   local   count_chunks(): all cores (ProcessPoolExecutor over byte ranges)
   dask    count_chunks_dask on a LocalCluster of --dask-workers processes (start-up timed
@@ -174,7 +175,7 @@ def measure(spec: dict, repeat: int = 1) -> dict:
     for key in ("count_s", "merge_s", "cpu_s", "start_s", "busiest_cpu_s"):
         if key in out:
             out[key] = statistics.median(r[key] for r in runs)
-    for key in ("peak_tree_mb", "peak_main_mb"):
+    for key in ("peak_tree_mb", "peak_main_mb", "peak_pss_mb"):
         out[key] = max(r[key] for r in runs)
     return out
 
@@ -191,30 +192,35 @@ def measure_once(spec: dict) -> dict:
         cwd=ROOT,
     )
     me = psutil.Process(proc.pid)
-    peak_tree = peak_main = 0
+    peak_tree = peak_main = peak_pss = 0
     cpu: dict[int, float] = {}  # pid -> latest user+sys seconds seen
     while proc.poll() is None:
         try:
             tree = [me, *me.children(recursive=True)]
         except psutil.Error:
             break
-        rss = []
+        rss, pss = [], []
         for p in tree:
             try:
                 with p.oneshot():
-                    rss.append(p.memory_info().rss)
+                    mem = p.memory_full_info()
+                    rss.append(mem.rss)
+                    pss.append(mem.pss)
                     t = p.cpu_times()
                     cpu[p.pid] = t.user + t.system
             except psutil.Error:
                 rss.append(0)
         peak_tree = max(peak_tree, sum(rss))
+        peak_pss = max(peak_pss, sum(pss))
         peak_main = max(peak_main, rss[0])
         time.sleep(0.05)
     stdout, stderr = proc.communicate()
     if proc.returncode != 0:
         raise SystemExit(f"run {spec['mode']} failed:\n{stderr[-3000:]}")
     result = json.loads(stdout.strip().splitlines()[-1])
-    result.update(peak_tree_mb=peak_tree / 2**20, peak_main_mb=peak_main / 2**20)
+    result.update(
+        peak_tree_mb=peak_tree / 2**20, peak_main_mb=peak_main / 2**20, peak_pss_mb=peak_pss / 2**20
+    )
     result["busiest_cpu_s"] = max(cpu.values(), default=0.0)
     return result
 
@@ -287,6 +293,7 @@ def count_report(args, inputs) -> None:
                 "CPU, busiest process": f"{r['busiest_cpu_s']:.1f} s",
                 "CPU-bound speed-up": f"{base['busiest_cpu_s'] / r['busiest_cpu_s']:.2f}x",
                 "peak RSS, all processes": mb(r["peak_tree_mb"]),
+                "peak PSS, all processes": mb(r["peak_pss_mb"]),
                 "peak RSS, main": mb(r["peak_main_mb"]),
                 "distinct chunks": f"{r['unique_chunks']:,}",
             }
