@@ -41,7 +41,7 @@ def chunks_of(text: str, pattern: str) -> list[str]:
 tie_heavy = tie_heavy_texts()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     text=tie_heavy,
     pattern=st.sampled_from(PATTERNS),
@@ -49,17 +49,68 @@ tie_heavy = tie_heavy_texts()
     min_frequency=st.sampled_from([1, 2]),
     merges=st.integers(1, 40),
     bulk=st.booleans(),
+    per_block=st.sampled_from([1, 2, 3, 32]),
+    budget=st.sampled_from([1, 2, 5, 1 << 16]),
+    batch=st.sampled_from([1, 7, 1 << 20]),
+    dense=st.sampled_from([0, 1 << 20]),
 )
 @example(
-    text="aaaaa ab aaa b aaaa a aa", pattern="none", tie_break="first", min_frequency=1, merges=10, bulk=True
+    text="aaaaa ab aaa b aaaa a aa",
+    pattern="none",
+    tie_break="first",
+    min_frequency=1,
+    merges=10,
+    bulk=True,
+    per_block=1,
+    budget=1 << 16,
+    batch=1 << 20,
+    dense=0,
 )
-def test_heap_equals_reference(text, pattern, tie_break, min_frequency, merges, bulk):
+def test_heap_equals_reference(
+    text, pattern, tie_break, min_frequency, merges, bulk, per_block, budget, batch, dense
+):
+    """Also with every storage and bookkeeping knob small: words per block, pairs tracked at
+    once (a budget of 1 recounts nearly every merge), characters per numpy batch."""
     counts = Counter(chunks_of(text, pattern))
-    with mock.patch.object(train_module, "BULK_MIN_WORDS", 1 if bulk else 1 << 60):  # both merge paths
+    with (
+        mock.patch.object(train_module, "BULK_MIN_BLOCKS", 1 if bulk else 1 << 60),  # both merge paths
+        mock.patch.object(train_module, "WORDS_PER_BLOCK", per_block),
+        mock.patch.object(train_module, "PAIR_BUDGET", budget),
+        mock.patch.object(train_module, "BATCH_CHARS", batch),
+        mock.patch.object(train_module, "DENSE_PAIRS", dense),
+    ):
         got = learn_merges(counts, merges, tie_break=tie_break, min_frequency=min_frequency)
     want = reference_merges(counts.items(), 256 + merges, tie_break, min_frequency)
     assert got.merges == want
     assert (got.stop_reason is None) == (len(want) == merges)
+
+
+def test_first_stays_exact_when_tracked_pairs_run_out(monkeypatch):
+    """A tiny pair budget makes the trainer count every pair again many times (each time the
+    pairs it tracks are spent), and small batches and blocks cut the numpy work everywhere."""
+    counts = Counter(chunks_of(corpus("taylorswift.txt"), "gpt4"))
+    monkeypatch.setattr(train_module, "PAIR_BUDGET", 16)
+    monkeypatch.setattr(train_module, "BATCH_CHARS", 3000)
+    monkeypatch.setattr(train_module, "WORDS_PER_BLOCK", 5)
+    monkeypatch.setattr(train_module, "BULK_MIN_BLOCKS", 10)
+    got = learn_merges(counts, 300, min_frequency=2)
+    assert got.recounts > 5
+    assert got.merges == reference_merges(counts.items(), 256 + 300, "first", 2)
+
+
+def test_lexical_stays_exact_when_tracked_pairs_run_out(monkeypatch):
+    rustbpe = pytest.importorskip("rustbpe")
+    text = corpus("udhr_sample.txt", 200_000)
+    monkeypatch.setattr(train_module, "PAIR_BUDGET", 64)
+    monkeypatch.setattr(train_module, "BATCH_CHARS", 5000)
+    monkeypatch.setattr(train_module, "BULK_MIN_BLOCKS", 8)
+    monkeypatch.setattr(train_module, "DENSE_PAIRS", 1 << 16)  # table below 256 ids, sorted above
+    tok = train(text, 1500, tie_break="lexical", min_frequency=1)
+    assert tok.metadata["statistics"]["pair_recounts"] > 5
+    rb = rustbpe.Tokenizer()
+    rb.train_from_iterator(iter([text]), 1500, pattern=resolve_pattern("gpt4"))
+    theirs = sorted(rb.get_mergeable_ranks(), key=lambda item: item[1])
+    assert [token for token, _ in theirs] == [tok.decode_single_token_bytes(i) for i in range(1500)]
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,8 +1,10 @@
 """Heap trainer: byte-level BPE merges, exact against minbpe (`first`) and rustbpe (`lexical`).
 
-Words are the distinct chunks, each held as a str with one character per token id
-(chr(id)): merging a pair inside a word is then `str.replace`, which is exactly BPE's
-left-to-right, non-overlapping rule, run in C. A pair is a 2-character str.
+Words are the distinct chunks, with one character per token id (chr(id)): merging a pair
+inside a word is then `str.replace`, which is exactly BPE's left-to-right, non-overlapping
+rule, run in C. A pair is a 2-character str. Words are stored WORDS_PER_BLOCK to a str,
+joined by a separator no token can be, so memory is a few bytes per token, not a Python
+object per word.
 
 Per merge only the neighbours of each replaced occurrence change, so pair counts are
 updated in place. Counts of existing pairs only fall and every pair containing the new
@@ -14,9 +16,16 @@ key is never worse than the truth; a popped entry is checked and pushed back if 
 so stored keys stay lower bounds and the check on pop recomputes it. `lexical` ties
 use (-count, pair): smallest (left id, right id), as rustbpe.
 
-Each pair keeps the ascending list of words that held it when it appeared (all its
-occurrences appear at once: when its newer token is made). Words that lost the pair
+Each tracked pair keeps the ascending list of blocks that held it when it appeared (all
+its occurrences appear at once: when its newer token is made). Blocks that lost the pair
 later are skipped when met, not removed.
+
+Only about PAIR_BUDGET pairs are tracked at a time: those counted at or above a floor.
+That is exact because counts never rise: a pair below the floor stays below it, so it
+cannot be the best while a tracked pair is left. When none is, every pair is counted
+again from the words (numpy, a batch at a time) and the floor drops. Without this, the
+millions of rare pairs of a big corpus took most of the memory (1.4 GB of 1.6 GB at
+413 MB of text).
 """
 
 from __future__ import annotations
@@ -30,10 +39,10 @@ import time
 from array import array
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush, heapreplace, nlargest
-from itertools import compress, repeat
+from itertools import accumulate, compress, repeat
 from operator import contains, itemgetter
 from pathlib import Path
 from typing import Any
@@ -42,8 +51,13 @@ from .core import Tokenizer
 from .counting import Progress, count_chunks, load_counts, pattern_key
 
 TIE_BREAKS = ("first", "lexical")
-MAX_VOCAB = 0x10FFFF  # one character per token id, and one spare for scan_bulk's separator
-BULK_MIN_WORDS = 300  # merges touching this many words run through numpy (scan_bulk)
+MAX_VOCAB = 0x10FFFF  # one character per token id
+SEP, JOIN = "\xff", "\xfe"  # between words, between blocks: bytes UTF-8 never holds, so no token
+BULK_MIN_BLOCKS = 150  # merges touching this many blocks run through numpy (scan_bulk)
+WORDS_PER_BLOCK = 8  # words stored together in one str
+PAIR_BUDGET = 1 << 16  # pairs tracked at once: more means fewer recounts and more memory
+BATCH_CHARS = 1 << 20  # characters numpy works on at once
+DENSE_PAIRS = 1 << 20  # pair counts go in a table of this many slots while ids are few
 SHIFT = 21  # numpy pair key: left << SHIFT | right (ids < 2**21)
 MASK = (1 << SHIFT) - 1
 OFF_BITS = 40  # `first` heap keys: -count << 80 | word << 40 | byte offset
@@ -65,6 +79,7 @@ class MergeResult:
     stop_reason: str | None  # None when all requested merges were made
     duplicates: dict[int, int] = field(default_factory=dict)  # later id -> first id, same bytes
     seconds: dict[str, float] = field(default_factory=dict)
+    recounts: int = 0  # times every pair was counted again because the tracked ones ran out
 
 
 def learn_merges(
@@ -81,27 +96,44 @@ def learn_merges(
         raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
     if not isinstance(min_frequency, int) or min_frequency < 1:
         raise ValueError(f"min_frequency must be an integer >= 1, got {min_frequency!r}")
-    if not isinstance(num_merges, int) or num_merges < 0:
-        raise ValueError(f"num_merges must be an integer >= 0, got {num_merges!r}")
+    if not isinstance(num_merges, int) or not 0 <= num_merges <= MAX_VOCAB - 256:
+        raise ValueError(f"num_merges must be an integer from 0 to {MAX_VOCAB - 256}, got {num_merges!r}")
     items = chunk_counts.items() if isinstance(chunk_counts, Mapping) else chunk_counts
     t0 = time.perf_counter()
-    words: list[str] = []
-    wcounts: list[int] = []
+    blocks, wcounts = _pack_words(items, WORDS_PER_BLOCK)
+    with _no_gc():
+        trainer = _HeapTrainer(blocks, wcounts, tie_break == "first", min_frequency)
+        t1 = time.perf_counter()
+        result = trainer.run(num_merges, progress, trace)
+        t2 = time.perf_counter()
+    result.seconds = {"index": round(t1 - t0, 3), "merge": round(t2 - t1, 3)}
+    result.recounts = trainer.recounts - 1
+    return result
+
+
+def _pack_words(items: Iterable[tuple[str, int]], per_block: int) -> tuple[list[str], array]:
+    """Words (chunks of 2+ bytes, one latin-1 character per byte) joined by SEP, per_block
+    to a str, and their counts: no Python object per word."""
+    blocks: list[str] = []
+    wcounts = array("q")
+    current: list[str] = []
     for chunk, n in items:
         try:
             data = chunk.encode("utf-8")
         except UnicodeEncodeError as e:
             raise ValueError(f"chunk {chunk[:40]!r} is not encodable as UTF-8: {e.reason}") from None
         if len(data) > 1:  # single bytes hold no pair
-            words.append(data.decode("latin-1"))
-            wcounts.append(n)
-    with _no_gc():
-        trainer = _HeapTrainer(words, wcounts, tie_break == "first", min_frequency)
-        t1 = time.perf_counter()
-        result = trainer.run(num_merges, progress, trace)
-        t2 = time.perf_counter()
-    result.seconds = {"index": round(t1 - t0, 3), "merge": round(t2 - t1, 3)}
-    return result
+            try:
+                wcounts.append(n)
+            except (OverflowError, TypeError):
+                raise ValueError(f"chunk counts must be integers below 2**63, got {n!r}") from None
+            current.append(data.decode("latin-1"))
+            if len(current) == per_block:
+                blocks.append(SEP.join(current))
+                current = []
+    if current:
+        blocks.append(SEP.join(current))
+    return blocks, wcounts
 
 
 def _first_key(count: int, word: int, offset: int) -> int:
@@ -111,14 +143,14 @@ def _first_key(count: int, word: int, offset: int) -> int:
     return ((-count) << POS_BITS) | (word << OFF_BITS) | offset
 
 
-def _sum_by_key(np, keys, weights) -> tuple[list[int], list[int]]:
-    """Distinct keys and the sum of their weights."""
+def _sum_by_key(np, keys, weights):
+    """Distinct keys (sorted) and the sum of their weights, as arrays."""
     if not len(keys):
-        return [], []
+        return keys[:0], weights[:0]
     order = np.argsort(keys, kind="stable")
     keys, weights = keys[order], weights[order]
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    return keys[starts].tolist(), np.add.reduceat(weights, starts).tolist()
+    return keys[starts], np.add.reduceat(weights, starts)
 
 
 def _numpy():
@@ -130,61 +162,8 @@ def _numpy():
     return numpy
 
 
-def _initial_index(words: list[str], wcounts: list[int]) -> dict[str, list[int]]:
-    """Byte pair -> array('q', [total count, ascending words holding it]); numpy when it is there."""
-    np = _numpy() if len(words) >= BULK_MIN_WORDS else None  # small inputs: not worth importing
-    if np is None or max(wcounts) >= 1 << 40:
-        return _initial_index_python(words, wcounts)
-    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    data = np.frombuffer("".join(words).encode("latin-1"), dtype=np.uint8)
-    inside = np.ones(len(data) - 1, dtype=bool)  # slot j pairs data[j] and data[j + 1]
-    inside[np.cumsum(lengths)[:-1] - 1] = False  # ... unless j ends a word
-    codes = ((data[:-1].astype(np.uint16) << 8) | data[1:])[inside]
-    del data, inside
-    word_of = np.repeat(np.arange(len(words), dtype=np.int32), lengths - 1)
-    weight = np.repeat(np.array(wcounts, dtype=np.int64), lengths - 1)
-    order = np.argsort(codes, kind="stable")  # stable: words stay ascending within a pair
-    codes, word_of, weight = codes[order], word_of[order], weight[order]
-    del order
-    new_pair = np.empty(len(codes), dtype=bool)
-    new_pair[0] = True
-    np.not_equal(codes[1:], codes[:-1], out=new_pair[1:])
-    starts = np.flatnonzero(new_pair)
-    totals = np.add.reduceat(weight, starts).tolist()
-    del weight
-    keep = new_pair
-    keep[1:] |= word_of[1:] != word_of[:-1]  # one entry per (pair, word)
-    word_of = word_of[keep]
-    bounds = np.searchsorted(np.flatnonzero(keep), starts).tolist() + [len(word_of)]
-    ids = word_of.astype(np.int64).tobytes()
-    return {
-        chr(code >> 8) + chr(code & 255): _word_list(total, ids, bounds[g], bounds[g + 1])
-        for g, (code, total) in enumerate(zip(codes[starts].tolist(), totals, strict=True))
-    }
-
-
-def _word_list(count: int, ids: bytes, start: int, end: int) -> array:
-    """array('q', [count, word, word, ...]) from int64 word ids ids[start:end] as bytes."""
-    out = array("q", (count,))
-    out.frombytes(ids[8 * start : 8 * end])
-    return out
-
-
-def _initial_index_python(words: list[str], wcounts: list[int]) -> dict[str, list[int]]:
-    where: dict[str, list[int]] = {}
-    get = where.get
-    for w, s in enumerate(words):
-        c = wcounts[w]
-        for i in range(len(s) - 1):
-            k = s[i : i + 2]
-            e = get(k)
-            if e is None:
-                where[k] = [c, w]
-            else:
-                e[0] += c
-                if e[-1] != w:
-                    e.append(w)
-    return where
+def _pair(key: int) -> str:
+    return chr(key >> SHIFT) + chr(key & MASK)
 
 
 @contextlib.contextmanager
@@ -201,87 +180,276 @@ def _no_gc() -> Iterator[None]:
 
 
 class _HeapTrainer:
-    """The merge loop's state. pc: pair -> count (pairs rarer than min_frequency are dropped:
-    counts never rise). where: pair -> [scratch, word, word, ...] (an array('q') or a list),
-    the ascending words that held the pair when it appeared (some may have lost it since);
-    slot 0 held the count while the pair was being made."""
+    """The merge loop's state.
 
-    def __init__(self, words: list[str], wcounts: list[int], first: bool, min_frequency: int) -> None:
-        self.words, self.wcounts = words, wcounts
+    blocks: the words, per_block to a str, joined by sep; word w is word w % per_block of
+    blocks[w // per_block]. wcounts: each word's count. floor: pairs counted below it are not
+    tracked. pc: tracked pair -> count (exact). where: tracked pair -> array('i') of the
+    ascending blocks that held it when it was counted (some may have lost it since)."""
+
+    def __init__(
+        self,
+        blocks: list[str],
+        wcounts: array,
+        first: bool,
+        min_frequency: int,
+        per_block: int | None = None,
+        budget: int | None = None,
+    ) -> None:
+        self.blocks, self.wcounts, self.sep, self.join = blocks, wcounts, SEP, JOIN
+        self.per_block = per_block or WORDS_PER_BLOCK
+        self.budget = budget or PAIR_BUDGET
         self.first, self.min_frequency = first, min_frequency
         self.token_len = [1] * 256  # bytes per token id
-        where = _initial_index(words, wcounts)
-        self.np = _numpy() if len(words) >= BULK_MIN_WORDS else None  # else no merge is bulk
+        self.np = _numpy() if len(blocks) >= BULK_MIN_BLOCKS else None  # small inputs: word by word
+        if self.np is not None and max(wcounts) >= 1 << 40:  # sums could pass int64
+            self.np = None
         if self.np is not None:
-            try:
-                self.np_counts = self.np.array(wcounts, dtype=self.np.int64)
-            except OverflowError:  # counts past int64: word by word
-                self.np = None
-        self.where = {k: e for k, e in where.items() if e[0] >= min_frequency}
-        self.pc = {k: e[0] for k, e in self.where.items()}
-        if first:
-            self.heap = [(_first_key(e[0], e[1], 0), k) for k, e in self.where.items()]
+            self.np_counts = self.np.frombuffer(wcounts, dtype=self.np.int64) if wcounts else None
+        self.recounts = 0
+        self.floor = 1 << 62
+        self.index()
+
+    # ----- counting every pair from scratch -------------------------------------------------
+
+    def index(self) -> None:
+        """Count every pair of the current words and track the `budget` most frequent ones
+        (all with the same count as the last of them too; all of them when min_frequency
+        leaves fewer). Exact: counts never rise, so an untracked pair stays below the floor
+        until it is counted again, which happens only when no tracked pair is left."""
+        self.recounts += 1
+        if self.np is not None:
+            keys, counts = self.count_pairs_numpy()
+            floor = self.min_frequency
+            if len(counts) > self.budget:
+                floor = max(floor, int(self.np.partition(counts, len(counts) - self.budget)[-self.budget]))
+            hot = keys[counts >= floor]
+            pc = dict(zip(map(_pair, hot.tolist()), counts[counts >= floor].tolist(), strict=True))
+            where = self.lists_numpy(hot)
         else:
-            self.heap = [(-e[0], k) for k, e in self.where.items()]
+            stats, lists = self.count_pairs_python()
+            floor = self.min_frequency
+            if len(stats) > self.budget:
+                floor = max(floor, nlargest(self.budget, stats.values())[-1])
+            pc = {k: c for k, c in stats.items() if c >= floor}
+            where = {k: array("i", lists[k]) for k in pc}
+        self.floor, self.pc, self.where = floor, pc, where
+        self.prune_at = 2 * max(self.budget, len(pc))
+        per_block = self.per_block
+        if self.first:
+            self.heap = [(_first_key(c, where[k][0] * per_block, 0), k) for k, c in pc.items()]
+        else:
+            self.heap = [(-c, k) for k, c in pc.items()]
         heapify(self.heap)
 
+    def count_pairs_python(self) -> tuple[dict[str, int], dict[str, list[int]]]:
+        """Pair -> count and pair -> ascending blocks holding it, word by word."""
+        stats: dict[str, int] = {}
+        lists: dict[str, list[int]] = {}
+        get = stats.get
+        w = 0
+        wcounts = self.wcounts
+        for b, s in enumerate(self.blocks):
+            for word in s.split(self.sep):
+                c = wcounts[w]
+                w += 1
+                for i in range(len(word) - 1):
+                    k = word[i : i + 2]
+                    v = get(k)
+                    if v is None:
+                        stats[k] = c
+                        lists[k] = [b]
+                    else:
+                        stats[k] = v + c
+                        e = lists[k]
+                        if e[-1] != b:
+                            e.append(b)
+        return stats, lists
+
+    def batches(self, ids: Sequence[int], strs: Sequence[str]) -> Iterator[tuple[Sequence[int], str, Any]]:
+        """(block ids, their strs joined by self.join, that as uint32 codes), ~BATCH_CHARS at a time:
+        numpy's working memory stays a few times BATCH_CHARS however big the corpus."""
+        ends = list(accumulate(map(len, strs)))
+        start = 0
+        while start < len(ids):
+            stop = bisect_left(ends, ends[start] - len(strs[start]) + BATCH_CHARS, start) + 1
+            text = self.join.join(strs[start:stop])
+            yield (
+                ids[start:stop],
+                text,
+                self.np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=self.np.uint32),
+            )
+            start = stop
+
+    def word_of_segment(self, group: Sequence[int]) -> Any:
+        """Global word id of each word (segment between separators) of the joined group."""
+        np, per_block = self.np, self.per_block
+        bids = np.array(group, dtype=np.int64)
+        sizes = np.minimum(per_block, len(self.wcounts) - bids * per_block)
+        starts = np.cumsum(sizes) - sizes
+        return np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(bids * per_block - starts, sizes)
+
+    def positions(self, group: Sequence[int], code: Any, v: int) -> tuple[Any, Any, Any]:
+        """For every pair position of the joined group: pair key (left * v + right when v,
+        else left << SHIFT | right), word id, block ordinal."""
+        np = self.np
+        boundary = (code == ord(self.sep)) | (code == ord(self.join))
+        pos = np.flatnonzero(~(boundary[:-1] | boundary[1:]))
+        left = code[pos].astype(np.int64)
+        keys = left * v + code[pos + 1] if v else (left << SHIFT) | code[pos + 1]
+        segment = np.cumsum(boundary, dtype=np.int64)[pos]  # boundaries before pos
+        words = self.word_of_segment(group)[segment]
+        return keys, words, words // self.per_block
+
+    def dense(self) -> int:
+        """v when all pairs of ids below v fit one small table (bincount, no sorting), else 0."""
+        v = len(self.token_len)
+        return v if v * v <= DENSE_PAIRS else 0
+
+    def count_pairs_numpy(self) -> tuple[Any, Any]:
+        """Every pair's key (left << SHIFT | right) and total count, sorted by key, a batch at a time."""
+        np, v = self.np, self.dense()
+        if v:
+            totals = np.zeros(v * v, dtype=np.int64)
+            for group, _, code in self.batches(range(len(self.blocks)), self.blocks):
+                k, words, _ = self.positions(group, code, v)
+                # float64 sums are exact below 2**53: a batch holds far fewer occurrences
+                totals += np.bincount(k, self.np_counts[words], minlength=v * v).astype(np.int64)
+            k = np.flatnonzero(totals)
+            return ((k // v) << SHIFT) | (k % v), totals[k]
+        keys, counts = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        parts: list[tuple[Any, Any]] = []
+        held = 0
+        for group, _, code in self.batches(range(len(self.blocks)), self.blocks):
+            k, words, _ = self.positions(group, code, 0)
+            k, c = _sum_by_key(np, k, self.np_counts[words])
+            parts.append((k, c))
+            held += len(k)
+            if held > 4 * max(len(keys), BATCH_CHARS):  # fold the parts in now and then
+                keys, counts = self.fold(keys, counts, parts)
+                parts, held = [], 0
+        return self.fold(keys, counts, parts)
+
+    def fold(self, keys: Any, counts: Any, parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+        np = self.np
+        return _sum_by_key(
+            np,
+            np.concatenate([keys, *(k for k, _ in parts)]),
+            np.concatenate([counts, *(c for _, c in parts)]),
+        )
+
+    def lists_numpy(self, hot: Any) -> dict[str, array]:
+        """Pair -> ascending blocks holding it, for the pairs whose keys are in sorted `hot`."""
+        np, v = self.np, self.dense()
+        lists: dict[int, array] = {}
+        if not len(hot):
+            return {}
+        if v:
+            rank_of = np.full(v * v, -1, dtype=np.int64)
+            rank_of[(hot >> SHIFT) * v + (hot & MASK)] = np.arange(len(hot))
+        small = np.uint16 if len(hot) <= 1 << 16 else np.int64  # 16-bit ranks sort by radix
+        for group, _, code in self.batches(range(len(self.blocks)), self.blocks):
+            keys, _, blocks = self.positions(group, code, v)
+            if v:
+                rank = rank_of[keys]
+                wanted = rank >= 0
+            else:
+                rank = np.minimum(np.searchsorted(hot, keys), len(hot) - 1)
+                wanted = hot[rank] == keys
+            keys, blocks = rank[wanted].astype(small), blocks[wanted]
+            order = np.argsort(keys, kind="stable")  # blocks stay ascending within a pair
+            keys, blocks = keys[order], blocks[order]
+            keep = np.ones(len(keys), dtype=bool)
+            keep[1:] = (keys[1:] != keys[:-1]) | (blocks[1:] != blocks[:-1])  # one per (pair, block)
+            keys, blocks = keys[keep], blocks[keep]
+            if not len(keys):
+                continue
+            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            bounds = (4 * np.r_[starts, len(keys)]).tolist()
+            data = blocks.astype(np.int32).tobytes()
+            for g, key in enumerate(hot[keys[starts]].tolist()):
+                e = lists.get(key)
+                if e is None:
+                    e = lists[key] = array("i")
+                e.frombytes(data[bounds[g] : bounds[g + 1]])
+        return {_pair(k): e for k, e in lists.items()}
+
+    # ----- the merge loop -------------------------------------------------------------------
+
     def earliest(self, p: str, w_low: int) -> tuple[int, int]:
-        """(word, byte offset) of the first live occurrence of p, searching from word w_low."""
-        words, cands = self.words, self.where[p]
-        for j in range(bisect_left(cands, w_low, 1), len(cands)):
-            w = cands[j]
-            q = words[w].find(p)
+        """(word, byte offset) of the first live occurrence of p, searching from word w_low's block."""
+        blocks, cands, sep = self.blocks, self.where[p], self.sep
+        for j in range(bisect_left(cands, w_low // self.per_block), len(cands)):
+            b = cands[j]
+            s = blocks[b]
+            q = s.find(p)
             if q >= 0:
-                return w, sum(map(self.token_len.__getitem__, map(ord, words[w][:q])))
+                start = s.rfind(sep, 0, q) + 1
+                word = b * self.per_block + s.count(sep, 0, q)
+                return word, sum(map(self.token_len.__getitem__, map(ord, s[start:q])))
         raise AssertionError(f"pair {p!r} has a count but no occurrence")
+
+    def drop(self, p: str) -> None:
+        self.pc.pop(p, None)
+        self.where.pop(p, None)
 
     def pop_best(self) -> tuple[int, str, int] | None:
         """Pop the best pair: (count, pair, its first word or a lower bound), None if none is left."""
-        heap, pc, first, min_frequency = self.heap, self.pc, self.first, self.min_frequency
-        while heap:
-            top = heap[0]
-            key, p = top
-            c = pc.get(p, 0)
-            if c < min_frequency:  # counts never rise: this pair is out for good
-                heappop(heap)
-                pc.pop(p, None)
-                self.where.pop(p, None)
-                continue
-            if not first:
-                if c != -key:
-                    heapreplace(heap, (-c, p))
+        while True:
+            heap, pc, first, floor = self.heap, self.pc, self.first, self.floor
+            while heap:
+                key, p = heap[0]
+                c = pc.get(p, 0)
+                if c < floor:  # counts never rise: this pair is out until a recount
+                    heappop(heap)
+                    self.drop(p)
+                    continue
+                if not first:
+                    if c != -key:
+                        heapreplace(heap, (-c, p))
+                        continue
+                    heappop(heap)
+                    return c, p, 0
+                if c != -(key >> POS_BITS):
+                    heapreplace(heap, (((-c) << POS_BITS) | (key & POS_MASK), p))
+                    continue
+                w_low = (key >> OFF_BITS) & OFF_MASK
+                w, off = self.earliest(p, w_low)
+                if (w, off) != (w_low, key & OFF_MASK):
+                    heapreplace(heap, (_first_key(c, w, off), p))
                     continue
                 heappop(heap)
-                return c, p, 0
-            if c != -(key >> POS_BITS):
-                heapreplace(heap, (((-c) << POS_BITS) | (key & POS_MASK), p))
-                continue
-            w_low = (key >> OFF_BITS) & OFF_MASK
-            w, off = self.earliest(p, w_low)
-            if (w, off) != (w_low, key & OFF_MASK):
-                heapreplace(heap, (_first_key(c, w, off), p))
-                continue
-            heappop(heap)
-            return c, p, w
-        return None
+                return c, p, w
+            if floor <= self.min_frequency:
+                return None
+            self.index()  # every tracked pair is spent: count again, with a lower floor
 
     def best_count(self) -> int:
-        """Exact count of the best pair still in the heap (0 if none), refreshing stale tops."""
-        heap, pc, first = self.heap, self.pc, self.first
+        """Exact count of the best tracked pair (0 if none), refreshing stale tops. Pairs
+        that are not tracked are below the floor, so below any tracked pair."""
+        heap, pc, first, floor = self.heap, self.pc, self.first, self.floor
         while heap:
-            top = heap[0]
-            key, p = top
+            key, p = heap[0]
             c = pc.get(p, 0)
             stored = -(key >> POS_BITS) if first else -key
-            if c < self.min_frequency:
+            if c < floor:
                 heappop(heap)
-                pc.pop(p, None)
-                self.where.pop(p, None)
+                self.drop(p)
             elif c != stored:
                 heapreplace(heap, (((-c) << POS_BITS) | (key & POS_MASK), p) if first else (-c, p))
             else:
                 return c
         return 0
+
+    def prune(self) -> None:
+        """Too many tracked pairs: raise the floor to the budget-th count and forget the rest."""
+        self.floor = max(self.floor, nlargest(self.budget, self.pc.values())[-1])
+        floor = self.floor
+        self.pc = {k: c for k, c in self.pc.items() if c >= floor}
+        self.where = {k: self.where[k] for k in self.pc}
+        self.heap = [e for e in self.heap if e[1] in self.pc]
+        heapify(self.heap)
+        self.prune_at = 2 * max(self.budget, len(self.pc))
 
     def run(self, num_merges: int, progress: Progress | None, trace: Trace | None) -> MergeResult:
         merges: list[tuple[int, int]] = []
@@ -330,117 +498,102 @@ class _HeapTrainer:
     def merge(self, p: str, x: str, w_low: int) -> None:
         """Replace p by x in every word holding it; update counts of the neighbouring pairs."""
         cands = self.where.pop(p)
-        j0 = bisect_left(cands, w_low, 1)
-        if self.np is not None and len(cands) - j0 >= BULK_MIN_WORDS:
+        self.pc.pop(p, None)
+        j0 = bisect_left(cands, w_low // self.per_block)
+        if self.np is not None and len(cands) - j0 >= BULK_MIN_BLOCKS:
             fresh = self.scan_bulk(p, x, cands, j0)
         else:
             fresh = self.scan(p, x, cands, j0)
-        self.pc.pop(p, None)
-        pc, min_frequency, heap, where = self.pc, self.min_frequency, self.heap, self.where
-        first = self.first
-        for k, e in fresh.items():
-            v = e[0]
-            if v >= min_frequency:
+        pc, floor, heap, where = self.pc, self.floor, self.heap, self.where
+        first, per_block = self.first, self.per_block
+        for k, (v, e) in fresh.items():
+            if v >= floor:
                 pc[k] = v
-                where[k] = e if type(e) is array else array("q", e)  # 8 bytes a word
-                heappush(heap, (_first_key(v, e[1], 0), k) if first else (-v, k))
+                where[k] = e
+                heappush(heap, (_first_key(v, e[0] * per_block, 0), k) if first else (-v, k))
+        if len(pc) > self.prune_at:
+            self.prune()
 
-    def scan(self, p: str, x: str, cands: list[int], j0: int) -> dict[str, list[int]]:
-        """Merge word by word: the words and pair counts change in place; returns the new
-        pairs as pair -> [count, word, word, ...]."""
-        words, wcounts, pc = self.words, self.wcounts, self.pc
+    def scan(self, p: str, x: str, cands: array, j0: int) -> dict[str, tuple[int, array]]:
+        """Merge block by block: the words and pair counts change in place; returns the new
+        pairs as pair -> (count, blocks holding it)."""
+        blocks, wcounts, pc, sep, per_block = self.blocks, self.wcounts, self.pc, self.sep, self.per_block
         get = pc.get
         fresh: dict[str, list[int]] = {}
         fget = fresh.get
         for j in range(j0, len(cands)):
-            w = cands[j]
-            s = words[w]
+            b = cands[j]
+            s = blocks[b]
             t = s.replace(p, x)
-            if t is s:  # the word lost p to an earlier merge
+            if t is s:  # the block lost p to earlier merges
                 continue
-            words[w] = t
-            c = wcounts[w]
+            blocks[b] = t
+            # Lost: the pairs overlapping an occurrence (the one between two adjacent
+            # occurrences only once), never across a separator.
             n = len(s)
-            if n - len(t) == 1:  # one occurrence: the common case
-                i = s.find(p)
-                if i:
-                    k = s[i - 1 : i + 1]
-                    v = get(k)
-                    if v is not None:
-                        pc[k] = v - c
-                    k = t[i - 1 : i + 1]
-                    e = fget(k)
-                    if e is None:
-                        fresh[k] = [c, w]
-                    else:  # first time for this word: one occurrence touches distinct pairs
-                        e[0] += c
-                        e.append(w)
-                if i + 2 < n:
-                    k = s[i + 1 : i + 3]
-                    v = get(k)
-                    if v is not None:
-                        pc[k] = v - c
-                    k = t[i : i + 2]
-                    e = fget(k)
-                    if e is None:
-                        fresh[k] = [c, w]
-                    else:
-                        e[0] += c
-                        e.append(w)
-                continue
-            # Several occurrences. Lost: the pairs overlapping an occurrence (the one
-            # between two adjacent occurrences only once). Gained: the pairs holding x.
+            w, at = b * per_block, 0  # the word holding position `at`
             i = s.find(p)
             prev_end = -1
             while i >= 0:
-                if i and i != prev_end:
+                w += s.count(sep, at, i)
+                at = i
+                c = wcounts[w]
+                if i and i != prev_end and s[i - 1] != sep:
                     k = s[i - 1 : i + 1]
                     v = get(k)
                     if v is not None:
                         pc[k] = v - c
-                if i + 2 < n:
+                if i + 2 < n and s[i + 2] != sep:
                     k = s[i + 1 : i + 3]
                     v = get(k)
                     if v is not None:
                         pc[k] = v - c
                 prev_end = i + 2
                 i = s.find(p, prev_end)
+            # Gained: the pairs holding x (x is new: every x in t comes from this merge).
             m = len(t)
+            w, at = b * per_block, 0
             q = t.find(x)
             while q >= 0:
+                w += t.count(sep, at, q)
+                at = q
+                c = wcounts[w]
                 for k in (
-                    t[q - 1 : q + 1] if q and t[q - 1] != x else None,
-                    t[q : q + 2] if q + 1 < m else None,
+                    t[q - 1 : q + 1] if q and t[q - 1] != x and t[q - 1] != sep else None,
+                    t[q : q + 2] if q + 1 < m and t[q + 1] != sep else None,
                 ):
                     if k is None:
                         continue
                     e = fget(k)
                     if e is None:
-                        fresh[k] = [c, w]
+                        fresh[k] = [c, b]
                     else:
                         e[0] += c
-                        if e[-1] != w:
-                            e.append(w)
+                        if e[-1] != b:
+                            e.append(b)
                 q = t.find(x, q + 1)
-        return fresh
+        return {k: (e[0], array("i", e[1:])) for k, e in fresh.items()}
 
-    def scan_bulk(self, p: str, x: str, cands: list[int], j0: int) -> dict[str, list[int]]:
-        """scan() for many words at once: join them, find the occurrences and their
-        neighbours with numpy, and touch each distinct neighbouring pair once."""
-        np = self.np
-        words, pc = self.words, self.pc
-        wlist = cands[j0:]
-        strs = itemgetter(*wlist)(words) if len(wlist) > 1 else (words[wlist[0]],)
-        live = list(map(contains, strs, repeat(p)))  # about half have lost p since: drop them
+    def scan_bulk(self, p: str, x: str, cands: array, j0: int) -> dict[str, tuple[int, array]]:
+        """scan() for many blocks at once, a batch at a time: join them, find the occurrences
+        and their neighbours with numpy, and touch each distinct neighbouring pair once."""
+        blocks = self.blocks
+        ids = cands[j0:]
+        strs = itemgetter(*ids)(blocks) if len(ids) > 1 else (blocks[ids[0]],)
+        live = list(map(contains, strs, repeat(p)))  # many have lost p since: skip them
         if not all(live):
-            wlist, strs = list(compress(wlist, live)), list(compress(strs, live))
-            if not strs:
-                return {}
-        wids = np.array(wlist, dtype=np.int64)
-        sep_code = ord(x) + 1  # no word holds an id above x
-        sep = chr(sep_code)
-        big = sep.join(strs)
-        code = np.frombuffer(big.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+            ids, strs = list(compress(ids, live)), list(compress(strs, live))
+        counts: dict[str, int] = {}
+        lists: dict[str, array] = {}
+        for group, text, code in self.batches(ids, strs):
+            self.scan_batch(p, x, group, code, counts, lists)
+            deque(map(blocks.__setitem__, group, text.replace(p, x).split(self.join)), maxlen=0)
+        return {k: (c, lists[k]) for k, c in counts.items()}
+
+    def scan_batch(self, p: str, x: str, group: Sequence[int], code: Any, counts: dict, lists: dict) -> None:
+        """Count changes of one batch: pc falls for lost pairs, counts/lists grow for new ones."""
+        np, pc = self.np, self.pc
+        sep_id, join_id = ord(self.sep), ord(self.join)
         a, b, xid = ord(p[0]), ord(p[1]), ord(x)
         hit = np.flatnonzero((code[:-1] == a) & (code[1:] == b))
         if a == b and len(hit):  # runs like "aaa": keep every other hit from each run's start
@@ -448,61 +601,70 @@ class _HeapTrainer:
             run_start[1:] = hit[1:] != hit[:-1] + 1
             first_of_run = np.maximum.accumulate(np.where(run_start, hit, 0))
             hit = hit[(hit - first_of_run) % 2 == 0]
-        starts = np.zeros(len(strs), dtype=np.int64)  # where each word begins in `big`
-        starts[1:] = np.flatnonzero(code == sep_code) + 1
-        word_at = np.searchsorted(starts, hit, side="right") - 1  # index into wlist
-        weight = self.np_counts[wids[word_at]]
+        boundary = (code == sep_id) | (code == join_id)
+        words = self.word_of_segment(group)[np.cumsum(boundary, dtype=np.int64)[hit]]
+        weight = self.np_counts[words]
         after_prev = np.zeros(len(hit), dtype=bool)  # this hit starts where the previous ended
         after_prev[1:] = hit[1:] == hit[:-1] + 2
         before_next = np.zeros(len(hit), dtype=bool)
         before_next[:-1] = after_prev[1:]
         n = len(code)
-        left = code[np.maximum(hit - 1, 0)]
-        has_left = (hit > 0) & (left != sep_code) & ~after_prev
-        right = code[np.minimum(hit + 2, n - 1)]
-        has_right = (hit + 2 < n) & (right != sep_code)
-        left, right = left[has_left], right[has_right]
+        left_at = np.maximum(hit - 1, 0)
+        has_left = (hit > 0) & ~boundary[left_at] & ~after_prev
+        right_at = np.minimum(hit + 2, n - 1)
+        has_right = (hit + 2 < n) & ~boundary[right_at]
+        left = code[left_at[has_left]].astype(np.int64)
+        right = code[right_at[has_right]].astype(np.int64)
         # Lost: (left, a) and (b, right). Gained: (left, x) and (x, right), or (x, x)
         # where two occurrences touch.
         lost = np.concatenate(((left << SHIFT) | a, (b << SHIFT) | right))
-        lost_weight = np.concatenate((weight[has_left], weight[has_right]))
+        both_weight = np.concatenate((weight[has_left], weight[has_right]))
         get = pc.get
-        for key, d in zip(*_sum_by_key(np, lost, lost_weight), strict=True):
-            k = chr(key >> SHIFT) + chr(key & MASK)
+        keys, sums = _sum_by_key(np, lost, both_weight)
+        for key, d in zip(keys.tolist(), sums.tolist(), strict=True):
+            k = _pair(key)
             v = get(k)
             if v is not None:
                 pc[k] = v - d
         gained = np.concatenate(
             ((left << SHIFT) | xid, (xid << SHIFT) | np.where(before_next[has_right], xid, right))
         )
-        gained_weight = np.concatenate((weight[has_left], weight[has_right]))
-        gained_word = np.concatenate((word_at[has_left], word_at[has_right]))
-        order = np.lexsort((gained_word, gained))  # by pair, then word
-        gained, gained_weight, gained_word = gained[order], gained_weight[order], gained_word[order]
+        gained_block = np.concatenate((words[has_left], words[has_right])) // self.per_block
+        order = np.lexsort((gained_block, gained))  # by pair, then block
+        gained, gained_weight, gained_block = gained[order], both_weight[order], gained_block[order]
         new_pair = np.ones(len(gained), dtype=bool)
         new_pair[1:] = gained[1:] != gained[:-1]
         group_starts = np.flatnonzero(new_pair)
-        totals = np.add.reduceat(gained_weight, group_starts).tolist() if len(gained) else []
+        if not len(group_starts):
+            return
+        totals = np.add.reduceat(gained_weight, group_starts).tolist()
         keep = new_pair.copy()
-        keep[1:] |= gained_word[1:] != gained_word[:-1]
-        word_ids = wids[gained_word[keep]]
-        bounds = np.searchsorted(np.flatnonzero(keep), group_starts).tolist() + [len(word_ids)]
-        ids = word_ids.tobytes()
-        fresh = {
-            chr(key >> SHIFT) + chr(key & MASK): _word_list(total, ids, bounds[g], bounds[g + 1])
-            for g, (key, total) in enumerate(zip(gained[group_starts].tolist(), totals, strict=True))
-        }
-        deque(map(words.__setitem__, wlist, big.replace(p, x).split(sep)), maxlen=0)  # words[w] = t, in C
-        return fresh
+        keep[1:] |= gained_block[1:] != gained_block[:-1]  # one entry per (pair, block)
+        block_ids = gained_block[keep].astype(np.int32)
+        bounds = (4 * np.r_[np.searchsorted(np.flatnonzero(keep), group_starts), len(block_ids)]).tolist()
+        data = block_ids.tobytes()
+        cget = counts.get
+        for g, (key, total) in enumerate(zip(gained[group_starts].tolist(), totals, strict=True)):
+            k = _pair(key)
+            c = cget(k)
+            if c is None:
+                counts[k] = total
+                e = lists[k] = array("i")
+            else:
+                counts[k] = c + total
+                e = lists[k]
+            e.frombytes(data[bounds[g] : bounds[g + 1]])
+
+    # ----- the step-through view ------------------------------------------------------------
 
     def trace_step(self, step: int, p: str, new_id: int, count: int, tied: bool) -> dict[str, Any]:
         """What a step-through view shows: the best pairs before this merge, in the rule's order.
 
-        Counts come from self.pc, exact for every pair that can still be merged; `first` ties
-        are ordered by each pair's first live occurrence (word, position), found through the
-        reverse index. Only when fewer than TRACE_SHOWN such pairs are left (the list would
-        then hold rarer pairs, which pc no longer tracks) is everything recounted."""
-        live = [(c, k) for k, c in self.pc.items() if c >= self.min_frequency]
+        Counts come from self.pc, exact for every tracked pair; untracked pairs are below the
+        floor, so below all of them. `first` ties are ordered by each pair's first live
+        occurrence, found through the reverse index. Only when fewer than TRACE_SHOWN pairs
+        are tracked is everything recounted."""
+        live = [(c, k) for k, c in self.pc.items() if c >= self.floor]
         if len(live) < TRACE_SHOWN:
             stats, ranked = self.recount()
         else:
@@ -528,21 +690,17 @@ class _HeapTrainer:
         }
 
     def first_at(self, k: str) -> tuple[int, int]:
-        """(word, position) of the first live occurrence of pair k: text order."""
-        words = self.words
-        for w in self.where[k][1:]:
-            q = words[w].find(k)
+        """(block, position) of the first live occurrence of pair k: text order."""
+        blocks = self.blocks
+        for b in self.where[k]:
+            q = blocks[b].find(k)
             if q >= 0:
-                return w, q
+                return b, q
         raise AssertionError(f"pair {k!r} has a count but no occurrence")
 
     def recount(self) -> tuple[dict[str, int], list[str]]:
         """All pair counts from scratch, ranked by the tie rule (dict order = first occurrence)."""
-        stats: dict[str, int] = {}
-        for s, c in zip(self.words, self.wcounts, strict=True):
-            for i in range(len(s) - 1):
-                k = s[i : i + 2]
-                stats[k] = stats.get(k, 0) + c
+        stats, _ = self.count_pairs_python()
         if self.first:
             order = {k: i for i, k in enumerate(stats)}
             ranked = sorted(stats, key=lambda k: (-stats[k], order[k]))
@@ -651,6 +809,7 @@ def train(
             "unique_chunks": count_stats.get("unique_chunks"),
             "merges": len(result.merges),
             "ties": result.ties,
+            "pair_recounts": result.recounts,
             "last_merge_count": result.counts[-1] if result.counts else None,
             "seconds": {**seconds, "total": round(time.perf_counter() - t0, 3)},
         },
