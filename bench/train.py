@@ -102,10 +102,10 @@ def run_child(trainer: str, path: Path, vocab: int, threads: int) -> dict:
     elif trainer == "rustbpe":
         import rustbpe
 
-        from tokenizer.counting import _range_cuts
+        from tokenizer.counting import range_cuts
 
         def documents():  # pieces cut where the gpt4 chunking has a boundary: same chunks as ours
-            cuts = _range_cuts(path, max(1, path.stat().st_size >> 20))
+            cuts = range_cuts(path, max(1, path.stat().st_size >> 20))
             with open(path, "rb") as f:
                 for a, b in zip(cuts, cuts[1:], strict=False):
                     yield f.read(b - a).decode("utf-8")

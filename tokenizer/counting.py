@@ -278,7 +278,6 @@ def _next_cut(f, pos: int, stop: int, probe: int = 1 << 20) -> int:
             return -1
 
 
-_range_cuts = range_cuts  # the old name, still imported by bench/train.py
 
 
 def find_cut(data: bytes) -> int:
