@@ -55,8 +55,8 @@ MAX_VOCAB = 0x10FFFF  # one character per token id
 SEP, JOIN = "\xff", "\xfe"  # between words, between blocks: bytes UTF-8 never holds, so no token
 BULK_MIN_BLOCKS = 150  # merges touching this many blocks run through numpy (scan_bulk)
 WORDS_PER_BLOCK = 8  # words stored together in one str
-PAIR_BUDGET = 1 << 16  # pairs tracked at once: more means fewer recounts and more memory
-BATCH_CHARS = 1 << 20  # characters numpy works on at once
+PAIR_BUDGET = 1 << 13  # pairs tracked at once: more means fewer recounts and more memory
+BATCH_CHARS = 1 << 18  # characters numpy works on at once (its temporaries: ~60 bytes each)
 DENSE_PAIRS = 1 << 20  # pair counts go in a table of this many slots while ids are few
 SHIFT = 21  # numpy pair key: left << SHIFT | right (ids < 2**21)
 MASK = (1 << SHIFT) - 1
@@ -153,6 +153,17 @@ def _sum_by_key(np, keys, weights):
     return keys[starts], np.add.reduceat(weights, starts)
 
 
+def _fold(np, keys, counts, more_keys, more_counts):
+    """Sorted distinct keys with counts, plus more of them (sorted, distinct): a merge, not a
+    sort, so folding batch after batch into millions of pairs stays linear and small."""
+    at = np.searchsorted(keys, more_keys)
+    found = at < len(keys)
+    found[found] = keys[at[found]] == more_keys[found]
+    counts[at[found]] += more_counts[found]
+    new = ~found
+    return np.insert(keys, at[new], more_keys[new]), np.insert(counts, at[new], more_counts[new])
+
+
 def _numpy():
     """numpy, or None where it is missing (a bare Pyodide): everything then runs word by word."""
     try:
@@ -218,6 +229,7 @@ class _HeapTrainer:
         leaves fewer). Exact: counts never rise, so an untracked pair stays below the floor
         until it is counted again, which happens only when no tracked pair is left."""
         self.recounts += 1
+        self.pc, self.where, self.heap = {}, {}, []  # all recounted: free the old ones first
         if self.np is not None:
             keys, counts = self.count_pairs_numpy()
             floor = self.min_frequency
@@ -318,25 +330,10 @@ class _HeapTrainer:
             k = np.flatnonzero(totals)
             return ((k // v) << SHIFT) | (k % v), totals[k]
         keys, counts = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        parts: list[tuple[Any, Any]] = []
-        held = 0
         for group, _, code in self.batches(range(len(self.blocks)), self.blocks):
             k, words, _ = self.positions(group, code, 0)
-            k, c = _sum_by_key(np, k, self.np_counts[words])
-            parts.append((k, c))
-            held += len(k)
-            if held > 4 * max(len(keys), BATCH_CHARS):  # fold the parts in now and then
-                keys, counts = self.fold(keys, counts, parts)
-                parts, held = [], 0
-        return self.fold(keys, counts, parts)
-
-    def fold(self, keys: Any, counts: Any, parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:
-        np = self.np
-        return _sum_by_key(
-            np,
-            np.concatenate([keys, *(k for k, _ in parts)]),
-            np.concatenate([counts, *(c for _, c in parts)]),
-        )
+            keys, counts = _fold(np, keys, counts, *_sum_by_key(np, k, self.np_counts[words]))
+        return keys, counts
 
     def lists_numpy(self, hot: Any) -> dict[str, array]:
         """Pair -> ascending blocks holding it, for the pairs whose keys are in sorted `hot`."""
