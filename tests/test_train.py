@@ -113,6 +113,12 @@ def test_lexical_stays_exact_when_tracked_pairs_run_out(monkeypatch):
     assert [token for token, _ in theirs] == [tok.decode_single_token_bytes(i) for i in range(1500)]
 
 
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "3", 1 << 63, None])
+def test_bad_chunk_counts_are_rejected_clearly(bad):
+    with pytest.raises(ValueError, match="chunk counts must be integers"):
+        learn_merges({"ab": 2, "cd": bad}, 5)
+
+
 @settings(max_examples=60, deadline=None)
 @given(text=tie_heavy, pattern=st.sampled_from(PATTERNS), merges=st.integers(1, 20))
 def test_reference_dedup_equals_minbpe_order(text, pattern, merges):

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush, heapreplace, nlargest
 from itertools import accumulate, compress, repeat
-from operator import contains, itemgetter
+from operator import contains, index, itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -118,22 +118,39 @@ def _pack_words(items: Iterable[tuple[str, int]], per_block: int) -> tuple[list[
     wcounts = array("q")
     current: list[str] = []
     for chunk, n in items:
-        try:
-            data = chunk.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise ValueError(f"chunk {chunk[:40]!r} is not encodable as UTF-8: {e.reason}") from None
-        if len(data) > 1:  # single bytes hold no pair
-            try:
-                wcounts.append(n)
-            except (OverflowError, TypeError):
-                raise ValueError(f"chunk counts must be integers below 2**63, got {n!r}") from None
-            current.append(data.decode("latin-1"))
-            if len(current) == per_block:
-                blocks.append(SEP.join(current))
-                current = []
+        if not _holds_pair(chunk):
+            continue
+        wcounts.append(_checked_count(n))
+        current.append(_latin1(chunk))
+        if len(current) == per_block:
+            blocks.append(SEP.join(current))
+            current = []
     if current:
         blocks.append(SEP.join(current))
     return blocks, wcounts
+
+
+def _holds_pair(chunk: str) -> bool:
+    """Whether a chunk has 2+ UTF-8 bytes (a single byte holds no pair)."""
+    return len(chunk) > 1 or chunk > "\x7f"
+
+
+def _latin1(chunk: str) -> str:
+    """A chunk as one latin-1 character per UTF-8 byte."""
+    try:
+        return chunk.encode("utf-8").decode("latin-1")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"chunk {chunk[:40]!r} is not encodable as UTF-8: {e.reason}") from None
+
+
+def _checked_count(n: Any) -> int:
+    try:
+        count = index(n)  # ints and integer-likes such as numpy's, not floats
+    except TypeError:
+        count = 0
+    if not 0 < count < 1 << 63:
+        raise ValueError(f"chunk counts must be integers from 1 to 2**63 - 1, got {n!r}")
+    return count
 
 
 def _first_key(count: int, word: int, offset: int) -> int:
@@ -778,7 +795,7 @@ def train(
         )
     t1 = time.perf_counter()
     result = learn_merges(
-        _drained(chunk_counts),  # the table is freed once the words are built from it
+        _drained(chunk_counts),  # the table is freed once the words are packed
         vocab_size - 256,
         tie_break=tie_break,
         min_frequency=min_frequency,
@@ -822,7 +839,8 @@ def train(
 
 
 def _drained(counts: dict[str, int]) -> Iterator[tuple[str, int]]:
-    """The items of a dict we own, in order; the dict is emptied after the last one."""
+    """The items of a dict we own, in order; the dict is emptied after the last one (all at
+    once: emptying it item by item, popitem, left its memory too fragmented to return)."""
     yield from counts.items()
     counts.clear()
 
