@@ -6,6 +6,7 @@ time from start of reading the corpus to the end of training, measured inside th
 
     python bench/train.py --size 10MB --vocab 32768
     python bench/train.py --size 100MB --vocab 32768 --corpus-file /tmp/large/large_en.txt
+    cat large_en.txt large_multi.txt > all.txt; python bench/train.py --size 500MB --corpus-file all.txt  # whole file
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = ROOT.parent / "shared" / "corpora"
 CACHE = ROOT / "bench" / "results"
-SIZES = {"1MB": 1 << 20, "10MB": 10 << 20, "100MB": 100 << 20}
+SIZES = {"1MB": 1 << 20, "10MB": 10 << 20, "100MB": 100 << 20, "500MB": 500 << 20}
 # Sources, in order, concatenated until the size is reached (cut at a line end).
 SOURCES = [
     "pg_en_medium.txt",

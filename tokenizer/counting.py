@@ -278,8 +278,6 @@ def _next_cut(f, pos: int, stop: int, probe: int = 1 << 20) -> int:
             return -1
 
 
-
-
 def find_cut(data: bytes) -> int:
     """Index just after a newline preceded by a visible ASCII character and followed by a letter."""
     i = data.find(b"\n", 1)
