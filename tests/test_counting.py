@@ -209,3 +209,40 @@ def test_count_table_is_compact(tmp_path):
     table = tmp_path / "t.counts"
     save_counts(table, counts, stats)
     assert table.stat().st_size < path.stat().st_size / 3
+
+
+def test_table_cap_changes_nothing_while_the_table_fits():
+    path = corpus_file("tinyshakespeare.txt")
+    exact, _ = count_chunks(path, "gpt4", workers=1)
+    capped, stats = count_chunks(path, "gpt4", workers=1, max_chunks=len(exact))
+    assert list(capped.items()) == list(exact.items())
+    assert stats["max_chunks"] == len(exact) and stats["capped_chunks"] == 0
+
+
+@pytest.mark.parametrize(
+    "name,workers,max_chunks",
+    [("tinyshakespeare.txt", 1, 3000), ("pg_en_medium.txt", 2, 20_000), ("udhr_sample.txt", 1, 5000)],
+)
+def test_table_cap_bounds_the_table_and_keeps_the_frequent_chunks(name, workers, max_chunks):
+    """Serial counting caps after each block, parallel after each range: the table never ends
+    longer than the cap, no count is above the truth, and the frequent chunks are all there."""
+    path = corpus_file(name)
+    exact, _ = count_chunks(path, "gpt4", workers=workers)
+    capped, stats = count_chunks(path, "gpt4", workers=workers, max_chunks=max_chunks)
+    assert len(exact) > max_chunks >= len(capped)
+    assert stats["capped_chunks"] > 0 and stats["cap_floor"] >= 1
+    assert all(n <= exact[chunk] for chunk, n in capped.items())
+    top = sorted(exact, key=exact.__getitem__, reverse=True)[:50]
+    assert all(chunk in capped for chunk in top)
+    order = {chunk: i for i, chunk in enumerate(exact)}  # the most frequent keep their order
+    kept = [chunk for chunk in capped if chunk in top]
+    assert kept == sorted(kept, key=order.__getitem__)
+
+
+def test_table_cap_on_documents_and_bad_values():
+    docs = [f"doc {i} word{i} shared words here" for i in range(2000)]
+    capped, stats = count_chunks(docs, "gpt4", max_chunks=100)
+    assert len(capped) <= 100 and capped[" shared"] == 2000
+    for bad in (0, 1, -5, 2.5, "10", True):
+        with pytest.raises(ValueError, match="max_chunks must be an integer"):
+            count_chunks("some text", "gpt4", max_chunks=bad)

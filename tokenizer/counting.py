@@ -200,12 +200,14 @@ def count_range(
     block_size: int = BLOCK_SIZE,
     report: Callable[[int], None] | None = None,
     counts: dict[str, int] | None = None,
+    after_block: Callable[[dict[str, int]], None] | None = None,
 ) -> tuple[dict[str, int], int]:
     """Count chunks of bytes [start, end) of a file whose chunking restarts at `start`.
 
     When `end` is not the end of the file, the chunking must have a boundary at `end`;
     text after it is read only to settle the last chunks. Counts are added to `counts`
-    (new chunks after its keys) when given, so a serial caller needs no second table.
+    (new chunks after its keys) when given, so a serial caller needs no second table;
+    after_block(counts) runs after each block (the serial caller's table cap).
     """
     regex = compile_splitter(pattern)
     size = path.stat().st_size
@@ -220,6 +222,8 @@ def count_range(
         _tally(counts, chunks)
         n_chunks += len(chunks)
         window = window[rest:]
+        if after_block is not None:
+            after_block(counts)
     if end >= size:
         chunks = regex.findall(window)
         _tally(counts, chunks)
@@ -315,22 +319,27 @@ def count_chunks(
     workers: int | None = None,
     progress: Progress | None = None,
     min_chunk_count: int = 1,
+    max_chunks: int | None = None,
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """Count the chunks of a corpus: (chunk -> count in first-occurrence order, statistics).
 
     `corpus`: a str (the text), a pathlib.Path or list of paths (files, streamed), or an
     iterable of str (each one a document). `workers`: processes for files (default: all
-    cores for inputs over 8 MB; 1 = serial). `min_chunk_count` drops rarer chunks.
+    cores for inputs over 8 MB; 1 = serial). `min_chunk_count` drops rarer chunks once all
+    are counted (exact). `max_chunks` bounds the table while counting: whenever it holds more,
+    the rarest chunks so far are dropped (see TableCap), so memory stops growing with the
+    corpus, but counts of chunks dropped and seen again are low: an approximation.
     """
     if not isinstance(min_chunk_count, int) or min_chunk_count < 1:
         raise ValueError(f"min_chunk_count must be an integer >= 1, got {min_chunk_count!r}")
+    cap = TableCap(max_chunks)
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     regex = None if pattern == NO_SPLIT else compile_splitter(pattern)
     t0 = time.perf_counter()
     files, texts = corpus_documents(corpus)
     counts: dict[str, int] = {}  # the table returned: filled in text order, never copied
-    stats = {"documents": 0, "bytes": 0, "chunks": 0}
+    stats: dict[str, Any] = {"documents": 0, "bytes": 0, "chunks": 0}
     if texts is not None:  # strings are in memory already: counted here, in order
         stats["workers"] = 1
         tick = Ticker("count", None, progress)
@@ -339,18 +348,51 @@ def count_chunks(
             stats["documents"] += 1
             stats["chunks"] += _count_text(text, regex, counts)
             stats["bytes"] += len(text.encode("utf-8", "surrogatepass"))
+            cap(counts)
             tick.add(1)
         tick.done()
     else:
-        _count_files(files, pattern, regex, counts, stats, workers, progress)
+        _count_files(files, pattern, regex, counts, stats, workers, progress, cap)
     counts.pop("", None)  # a pattern that matches the empty string adds nothing to train on
     if min_chunk_count > 1:
         stats["pruned_chunks"] = prune_counts(counts, min_chunk_count)
     stats["unique_chunks"] = len(counts)
     stats["pattern"] = pattern_key(pattern)
     stats["min_chunk_count"] = min_chunk_count
+    if max_chunks is not None:
+        stats.update(max_chunks=max_chunks, capped_chunks=cap.dropped, cap_floor=cap.floor)
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     return counts, stats
+
+
+class TableCap:
+    """Keeps a count table at most `max_chunks` long while it is filled: past that, drops the
+    chunks seen once so far, then twice, ... until it is half full (half, so the work is
+    spread thin: a table is scanned once per max_chunks / 2 new chunks). Chunks that matter
+    for BPE are frequent and come back: their counts lose at most `floor` each time they are
+    dropped. No cap (None) does nothing."""
+
+    def __init__(self, max_chunks: int | None) -> None:
+        if max_chunks is not None and (
+            not isinstance(max_chunks, int) or isinstance(max_chunks, bool) or max_chunks < 2
+        ):
+            raise ValueError(f"max_chunks must be an integer >= 2, got {max_chunks!r}")
+        self.max_chunks = max_chunks
+        self.reset()
+
+    def reset(self) -> None:
+        """For a table counted again from empty."""
+        self.dropped = 0  # chunks dropped, all events together
+        self.floor = 0  # the highest count dropped
+
+    def __call__(self, counts: dict[str, int]) -> None:
+        if self.max_chunks is None or len(counts) <= self.max_chunks:
+            return
+        t = 0
+        while len(counts) > self.max_chunks // 2:
+            t += 1
+            self.dropped += prune_counts(counts, t + 1)
+        self.floor = max(self.floor, t)
 
 
 def merge_counts(counts: dict[str, int], part: dict[str, int]) -> None:
@@ -372,7 +414,7 @@ def prune_counts(counts: dict[str, int], min_count: int) -> int:
     return len(rare)
 
 
-def _count_files(files, pattern, regex, counts, stats, workers, progress) -> None:
+def _count_files(files, pattern, regex, counts, stats, workers, progress, cap) -> None:
     total = sum(p.stat().st_size for p in files)
     stats["documents"] = len(files)
     stats["bytes"] = total
@@ -381,6 +423,7 @@ def _count_files(files, pattern, regex, counts, stats, workers, progress) -> Non
         for path in files:
             text = "".join(t for t, _ in decoded_blocks(path, 0, path.stat().st_size, BLOCK_SIZE))
             stats["chunks"] += _count_text(text, None, counts)
+            cap(counts)
             tick.add(path.stat().st_size)
         tick.done()
         return
@@ -389,21 +432,24 @@ def _count_files(files, pattern, regex, counts, stats, workers, progress) -> Non
     stats["workers"] = workers
     if workers > 1:
         try:
-            _count_files_parallel(files, pattern, counts, stats, workers, tick)
+            _count_files_parallel(files, pattern, counts, stats, workers, tick, cap)
             tick.done()
             return
         except (ImportError, NotImplementedError, OSError):
             counts.clear()  # no processes here (Pyodide): count serially
+            cap.reset()
             stats["chunks"] = 0
             stats["workers"] = 1
             tick.reset()
     for path in files:
-        _, n = count_range(path, 0, path.stat().st_size, pattern, report=tick.add, counts=counts)
+        _, n = count_range(
+            path, 0, path.stat().st_size, pattern, report=tick.add, counts=counts, after_block=cap
+        )
         stats["chunks"] += n
     tick.done()
 
 
-def _count_files_parallel(files, pattern, counts, stats, workers, tick) -> None:
+def _count_files_parallel(files, pattern, counts, stats, workers, tick, cap) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
     total = max(stats["bytes"], 1)
@@ -425,14 +471,16 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick) -> None:
             part, n, nbytes = result
             merge_counts(counts, part)
             part.clear()  # frees its table now, not after the next range arrives
+            cap(counts)
             stats["chunks"] += n
             tick.add(nbytes)
     if failed:  # a cut was not a chunk boundary: recount all files serially (keeps the order)
         stats["serial_fallback"] = sorted(failed)
         counts.clear()
+        cap.reset()
         stats["chunks"] = 0
         for path in files:
-            _, n = count_range(path, 0, path.stat().st_size, pattern, counts=counts)
+            _, n = count_range(path, 0, path.stat().st_size, pattern, counts=counts, after_block=cap)
             stats["chunks"] += n
 
 
@@ -581,6 +629,9 @@ def add_subcommands(subparsers) -> None:
     p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
     p.add_argument("--workers", "-j", type=int, help="processes (default: all cores for big inputs)")
     p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")
+    p.add_argument(
+        "--max-chunks", type=int, metavar="N", help="bound the table to N chunks (approximate counts)"
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("-o", "--output", required=True, help="count table to write (gzip'd JSON lines)")
     add_count_engine_arguments(p)

@@ -494,10 +494,18 @@ def count_with_engine(
         raise ValueError("--scheduler is for --engine dask")
     workers = getattr(args, "workers", None)
     min_chunk_count = getattr(args, "min_chunk_count", 1)
+    max_chunks = getattr(args, "max_chunks", None)
     if engine == "local":
         return count_chunks(
-            expand_inputs(files), pattern, workers=workers, progress=progress, min_chunk_count=min_chunk_count
+            expand_inputs(files),
+            pattern,
+            workers=workers,
+            progress=progress,
+            min_chunk_count=min_chunk_count,
+            max_chunks=max_chunks,
         )
+    if max_chunks is not None:
+        raise ValueError("--max-chunks is for --engine local; with Dask, prune with --min-chunk-count")
     return count_chunks_dask(
         files,
         pattern,

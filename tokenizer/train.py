@@ -767,6 +767,7 @@ def train(
     workers: int | None = None,
     progress: Progress | None = None,
     min_chunk_count: int = 1,
+    max_chunks: int | None = None,
     counts: Any = None,
     trace: Trace | None = None,
     name: str = "custom",
@@ -777,7 +778,8 @@ def train(
     (streamed, never read whole); any other iterable yields str documents. Chunks never
     span documents. counts: instead of a corpus, a count table (path of a file written by
     `save_counts` / `python -m tokenizer count`, or the (counts, meta) pair that
-    `count_chunks` returns); its pattern must be `pattern`.
+    `count_chunks` returns); its pattern must be `pattern`. max_chunks bounds the count
+    table while counting (approximate counts past it; see counting.TableCap).
     tie_break: "first" (minbpe's merges) or "lexical" (rustbpe's). Training stops early,
     and says so in metadata, when the best pair occurs fewer than min_frequency times.
     progress(phase, done, total, rate, eta) is called for phases "count" and "merge";
@@ -788,10 +790,17 @@ def train(
     if counts is not None:
         if corpus is not None:
             raise ValueError("give either a corpus or counts, not both")
+        if max_chunks is not None:
+            raise ValueError("max_chunks bounds counting; given counts were counted already")
         chunk_counts, count_stats = _given_counts(counts, pattern, min_chunk_count)
     else:
         chunk_counts, count_stats = count_chunks(
-            corpus, pattern, workers=workers, progress=progress, min_chunk_count=min_chunk_count
+            corpus,
+            pattern,
+            workers=workers,
+            progress=progress,
+            min_chunk_count=min_chunk_count,
+            max_chunks=max_chunks,
         )
     t1 = time.perf_counter()
     result = learn_merges(
@@ -813,6 +822,7 @@ def train(
             "tie_break": tie_break,
             "min_frequency": min_frequency,
             "min_chunk_count": min_chunk_count,
+            "max_chunks": count_stats.get("max_chunks"),
             "special_tokens": special,
             "workers": count_stats.get("workers", workers),
         },
@@ -821,6 +831,7 @@ def train(
             "bytes": count_stats.get("bytes"),
             "chunks": count_stats.get("chunks"),
             "unique_chunks": count_stats.get("unique_chunks"),
+            "capped_chunks": count_stats.get("capped_chunks"),
             "merges": len(result.merges),
             "ties": result.ties,
             "pair_recounts": result.recounts,
@@ -920,6 +931,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             workers=args.workers,
             progress=progress,
             min_chunk_count=args.min_chunk_count,
+            max_chunks=args.max_chunks,
             counts=args.counts,
             name=Path(args.output).name,
         )
@@ -955,6 +967,9 @@ def add_subcommands(subparsers) -> None:
         "--min-frequency", type=int, default=2, help="stop when the best pair is rarer (default 2)"
     )
     p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")
+    p.add_argument(
+        "--max-chunks", type=int, metavar="N", help="bound the count table to N chunks (approximate counts)"
+    )
     p.add_argument("--counts", metavar="FILE", help="train on a count table from `count` instead of FILEs")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     p.add_argument(
