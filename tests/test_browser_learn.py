@@ -162,3 +162,8 @@ def test_learn_view_steps_like_python(app_page: Page):
     regex.fill("(unclosed")
     page.get_by_test_id("learn-step").click()
     expect(page.get_by_test_id("learn-error")).to_contain_text("invalid split pattern")
+    # \w and \b mean the `regex` package's word class, in the worker's re translation too.
+    regex.fill(r"\b\w+\b|\W+")
+    words = learn.handle({**request, "corpus": "the cat sat the mat, the cat sat", "pattern": r"\b\w+\b|\W+"})
+    page.get_by_test_id("learn-step").click()
+    expect_step(page, words, 1)

@@ -203,6 +203,12 @@ CUSTOM = [
     r"(?P<x>\p{L})(?P=x)|[\s\S]",
     r"\p{L}+?\p{L}|a{,2}b|[\s\S]",
     r"[^\S\n]+|[\p{Zs}\p{Cf}]|\S+|\n",
+    r"\w+|\W",  # \w, \b, \B: the engine's own word class, and lookarounds on it
+    r"'s|'t|'re|\w+|[^\w\s]+|\s+",
+    r"\b\w+\b|\s+|[^\w\s]+",
+    r"\B.|\b.",
+    r"[\w-]+|[^\w-]",
+    r"\w\b|\w+?|[\W\d]",
 ]
 
 
@@ -256,8 +262,8 @@ def test_non_empty_patterns_are_accepted(engine):
 @pytest.mark.parametrize(
     "pattern, reason",
     [
-        (r"\w+", r"\\w"),
-        (r"\bx", r"\\b"),
+        (r"(?i)\w+", "case-insensitive"),
+        (r"(?i:\bx)", "case-insensitive"),
         ("(?x) a b", "VERBOSE"),
         ("(?a)x", "ASCII"),
         ("[[:alpha:]]+", "POSIX"),
@@ -376,6 +382,7 @@ def test_tables_agree_with_installed_regex():
     for cat, hexes in tables.CATEGORY_RANGES.items():
         assert regex_ranges(rf"\p{{{cat}}}") == patterns._pairs(hexes), cat
     assert regex_ranges(r"\s") == patterns._pairs(tables.WHITE_SPACE)
+    assert regex_ranges(r"\w") == patterns._pairs(tables.WORD)
     assert tables.UNICODE_VERSION == "18.0.0"  # what regex 2026.11.15 uses; tiktoken and Pyodide: 16.0
 
 

@@ -85,6 +85,14 @@ def tiktoken_members(pattern: str) -> list[tuple[int, int]]:
 EVERY = "".join(chr(cp) for cp in range(pt.MAX_CODE_POINT + 1) if not 0xD800 <= cp <= 0xDFFF)
 
 
+def test_word_class_is_each_engines_own():
+    """\\w (and so \\b) in a custom pattern means the engine's own word class: the tiktoken
+    tables' WORD is what tiktoken's regex matches, the regex tables' what `regex` matches."""
+    assert pt._word(pt.TIKTOKEN) == tiktoken_members(r"\w")
+    every = "".join(map(chr, range(pt.MAX_CODE_POINT + 1)))
+    assert pt._merge([(m.start(), m.end() - 1) for m in regex.finditer(r"\w+", every)]) == pt._word(pt.REGEX)
+
+
 @pytest.mark.parametrize("name", CLASSES)
 def test_tiktoken_tables_equal_tiktokens_regex(name):
     categories = pt.unicode_tables(pt.TIKTOKEN).CATEGORY_ALIASES[name.upper()]

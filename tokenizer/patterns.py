@@ -305,6 +305,13 @@ def _white_space(flavour: str = REGEX) -> Ranges:
     return _pairs(unicode_tables(flavour).WHITE_SPACE)
 
 
+@functools.cache
+def _word(flavour: str = REGEX) -> Ranges | None:
+    """\\w of the flavour's engine, None where the tables were made without it."""
+    word = getattr(unicode_tables(flavour), "WORD", None)
+    return None if word is None else _pairs(word)
+
+
 def _escape_code_point(cp: int) -> str:
     if cp < 0x100:
         return f"\\x{cp:02x}"
@@ -430,6 +437,13 @@ class _Translator:
         kind, value, consumed = self.read_escape()
         if kind == "set":
             self.advance_emit(consumed, self.render_set(value), "[\\x00]")
+        elif kind == "boundary":  # \b, \B: lookarounds on the engine's own \w
+            w = self.render_set(value)
+            if self.pattern[start + 1] == "b":
+                text = f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))"
+            else:
+                text = f"(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"
+            self.advance_emit(consumed, text, "\\b")
         elif kind == "char":
             self.literal(value, consumed)
         else:  # anchors, backreferences and anything re should judge itself
@@ -447,7 +461,8 @@ class _Translator:
     def read_escape(self) -> tuple[str, object, int]:
         """Read the escape at self.pos -> (kind, value, length) without moving.
 
-        kinds: "set" (ranges), "char" (a code point), "backref", "other" (copied as is).
+        kinds: "set" (ranges), "char" (a code point), "boundary" (\\b or \\B: the \\w ranges),
+        "backref", "other" (copied as is).
         """
         p, i = self.pattern, self.pos
         if i + 1 >= len(p):
@@ -462,7 +477,15 @@ class _Translator:
             ranges = _categories_ranges(("Nd",), self.flavour)
             return "set", (_complement(ranges) if c == "D" else ranges), 2
         if c in "wWbB":
-            raise self.error(f"\\{c} depends on Unicode tables that differ between re and regex")
+            ranges = _word(self.flavour)
+            if ranges is None:
+                raise self.error(f"\\{c} needs the engine's \\w table, missing from these tables")
+            if self.ignorecase[-1]:
+                raise self.error(f"case-insensitive \\{c} differs between re and regex")
+            self.standin_safe = False  # \w is not decided by general category alone
+            if c in "bB":
+                return "boundary", ranges, 2
+            return "set", (_complement(ranges) if c == "W" else ranges), 2
         if c in _SIMPLE_ESCAPES:
             return "char", _SIMPLE_ESCAPES[c], 2
         if c in "xuU":
