@@ -108,6 +108,21 @@ def test_min_chunk_count_prunes_like_local(client):
     assert min(counts.values()) == 2
 
 
+def test_max_chunks_caps_every_table_on_the_workers(client):
+    """Each range's table and each merge's are capped (TableCap): the result fits the cap,
+    no count is above the truth, and the frequent chunks are all there."""
+    files = [SHAKESPEARE, UDHR]
+    exact, _ = local(files)
+    counts, meta = count_chunks_dask(files, "gpt4", client, parts_per_file=6, max_chunks=3000)
+    assert len(exact) > 3000 >= len(counts)
+    assert meta["max_chunks"] == 3000 and meta["capped_chunks"] > 0 and meta["cap_floor"] >= 1
+    assert all(n <= exact[chunk] for chunk, n in counts.items())
+    top = sorted(exact, key=exact.__getitem__, reverse=True)[:50]
+    assert all(chunk in counts for chunk in top)
+    with pytest.raises(ValueError, match="max_chunks must be an integer"):
+        count_chunks_dask(files, "gpt4", client, max_chunks=1)
+
+
 @pytest.mark.parametrize("tie_break", ["first", "lexical"])
 def test_trained_merges_equal_local_training(client, tie_break):
     files = [TAYLOR, UDHR]

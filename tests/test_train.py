@@ -408,9 +408,6 @@ def test_capped_table_trains_and_says_so(tmp_path, capsys):
     out = str(tmp_path / "c.counts")
     assert cli_main(["count", str(path), "--max-chunks", "1", "-q", "-o", out]) == 2
     assert "max_chunks must be an integer >= 2" in capsys.readouterr().err
-    args = ["count", str(path), "--engine", "dask", "--max-chunks", "50", "-q", "-o", out]
-    assert cli_main(args) == 2
-    assert "--max-chunks is for --engine local" in capsys.readouterr().err
     assert cli_main(["count", str(path), "--max-chunks", "3000", "-q", "-o", out]) == 0
     assert cli_main(["train", "--counts", out, "--vocab-size", "300", "-q", "-o", str(tmp_path / "m")]) == 0
 

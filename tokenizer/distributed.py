@@ -37,7 +37,7 @@ import os
 import socket
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from .counting import (
     RANGE_MIN_BYTES,
     CutMismatch,
     Progress,
+    TableCap,
     Ticker,
     compile_splitter,
     count_chunks,
@@ -144,6 +145,7 @@ class _Job:
     end: int
     pattern: str
     pattern_key: str
+    max_chunks: int | None = None  # TableCap of the range's table
 
 
 # ----- tasks (run on the workers) --------------------------------------------------------------
@@ -160,6 +162,8 @@ class _Part:
     cut_failed: set[int] = field(default_factory=set)  # files whose cut was not a chunk boundary
     hosts: set[str] = field(default_factory=set)
     pruned: int = 0  # chunks dropped by min_chunk_count
+    capped: int = 0  # chunks dropped by max_chunks (TableCap), all tasks together
+    cap_floor: int = 0  # the highest count they dropped
 
 
 def _check_worker_view(job: _Job) -> None:
@@ -202,24 +206,35 @@ def _count_job(job: _Job) -> _Part:
         text = "".join(pieces)
         counts, chunks = ({text: 1}, 1) if text else ({}, 0)
     else:
+        cap = TableCap(job.max_chunks)
         try:
-            counts, chunks = count_range(path, job.start, job.end, job.pattern, report=report)
+            counts, chunks = count_range(
+                path, job.start, job.end, job.pattern, report=report, after_block=cap
+            )
         except CutMismatch:
             return _Part({}, 0, [(job.file.index, job.start, job.end)], job.end - job.start, {job.file.index})
+        span = (job.file.index, job.start, job.end)
+        host = {socket.gethostname()}
+        return _Part(counts, chunks, [span], read[0], hosts=host, capped=cap.dropped, cap_floor=cap.floor)
     span = (job.file.index, job.start, job.end)
     return _Part(counts, chunks, [span], read[0], set(), {socket.gethostname()})
 
 
-def _merge_parts(*parts: _Part) -> _Part:
-    """Merge partial tables of consecutive text, in order (order-preserving, associative).
+def _merge_parts(*parts: _Part, max_chunks: int | None = None) -> _Part:
+    """Merge partial tables of consecutive text, in order (order-preserving, associative
+    without max_chunks; with it, the merged table is capped as local counting caps its own).
 
     The first part's table is extended in place: Dask hands each intermediate result to
     exactly one merge task and recomputes it if that task's worker dies, so nothing else
     ever sees it; copying would double the biggest table at every level.
     """
     out = parts[0]
+    cap = TableCap(max_chunks)
     for part in parts[1:]:
         merge_counts(out.counts, part.counts)
+        cap(out.counts)
+        out.capped += part.capped
+        out.cap_floor = max(out.cap_floor, part.cap_floor)
         out.chunks += part.chunks
         out.bytes_read += part.bytes_read
         out.cut_failed |= part.cut_failed
@@ -231,6 +246,8 @@ def _merge_parts(*parts: _Part) -> _Part:
             else:
                 out.spans.append(span)
         _consume(part)
+    out.capped += cap.dropped
+    out.cap_floor = max(out.cap_floor, cap.floor)
     return out
 
 
@@ -273,7 +290,7 @@ def _plan(files: list[Path], pattern: str, workers: int, parts_per_file: int | N
     return jobs
 
 
-def _reduce_tree(client, leaves: list, min_chunk_count: int, token: str):
+def _reduce_tree(client, leaves: list, min_chunk_count: int, token: str, max_chunks: int | None = None):
     """Submit merges REDUCE_FAN_IN at a time, level by level, keeping only the root's future.
 
     Each level merges runs of consecutive parts, so every merge sees text in order. Merges
@@ -288,6 +305,7 @@ def _reduce_tree(client, leaves: list, min_chunk_count: int, token: str):
             client.submit(
                 _merge_parts,
                 *level[i : i + REDUCE_FAN_IN],
+                max_chunks=max_chunks,
                 key=f"bpe-merge-{token}-{depth}-{i}",
                 priority=len(leaves) + depth,
             )
@@ -356,6 +374,7 @@ def count_chunks_dask(
     min_chunk_count: int = 1,
     progress: Progress | None = None,
     workers: int | None = None,
+    max_chunks: int | None = None,
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """Count the chunks of files on a Dask cluster: (chunk -> count, statistics), exactly as
     `counting.count_chunks(files, pattern)` would (same chunks, counts and first-occurrence order).
@@ -364,6 +383,8 @@ def count_chunks_dask(
     (a LocalCluster of `workers` processes, default all cores, started and closed here).
     parts_per_file: ranges per file (default: about 4 per worker over the whole input, 1-64 MiB
     each). min_chunk_count drops rarer chunks (after the whole table is known, as locally).
+    max_chunks caps every table (each range's, each merge's) as counting.TableCap does: an
+    approximation, bounded memory on every worker; not equal to local capped counting.
     progress(phase, done, total, rate, eta) gets phase "count" with bytes counted.
     """
     if not isinstance(min_chunk_count, int) or min_chunk_count < 1:
@@ -372,6 +393,7 @@ def count_chunks_dask(
         raise ValueError(f"parts_per_file must be an integer >= 1, got {parts_per_file!r}")
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    TableCap(max_chunks)  # checks it
     files = expand_inputs(paths_or_globs)
     key = pattern_key(pattern)  # validates the pattern before any cluster starts
     if pattern != NO_SPLIT:
@@ -381,14 +403,14 @@ def count_chunks_dask(
     client, cluster, owned = _connect(scheduler, workers)
     try:
         n_workers = max(sum(client.nthreads().values()), 1)  # task slots: one range each at a time
-        jobs = _plan(files, pattern, n_workers, parts_per_file)
-        part = _run(client, jobs, min_chunk_count, progress, distributed)
+        jobs = [replace(j, max_chunks=max_chunks) for j in _plan(files, pattern, n_workers, parts_per_file)]
+        part = _run(client, jobs, min_chunk_count, progress, distributed, max_chunks)
         serial_fallback = []
         if part.cut_failed:  # a cut was not a chunk boundary: count those files unsplit, all again
             paths = {j.file.index: j.file.path for j in jobs}
             serial_fallback = [paths[i] for i in sorted(part.cut_failed)]
             jobs = _replan(jobs, part.cut_failed)
-            part = _run(client, jobs, min_chunk_count, progress, distributed)
+            part = _run(client, jobs, min_chunk_count, progress, distributed, max_chunks)
             if part.cut_failed:
                 raise DistributedCountError("counting files unsplit still reported a cut mismatch")
     finally:
@@ -414,6 +436,8 @@ def count_chunks_dask(
     stats["unique_chunks"] = len(counts)
     stats["pattern"] = key
     stats["min_chunk_count"] = min_chunk_count
+    if max_chunks is not None:
+        stats.update(max_chunks=max_chunks, capped_chunks=part.capped, cap_floor=part.cap_floor)
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     return counts, stats
 
@@ -424,11 +448,13 @@ def _replan(jobs: list[_Job], whole: set[int]) -> list[_Job]:
         if job.file.index not in whole:
             out.append(job)
         elif job.start == 0:
-            out.append(_Job(job.file, 0, job.file.size, job.pattern, job.pattern_key))
+            out.append(replace(job, start=0, end=job.file.size))
     return out
 
 
-def _run(client, jobs: list[_Job], min_chunk_count: int, progress: Progress | None, distributed) -> _Part:
+def _run(
+    client, jobs: list[_Job], min_chunk_count: int, progress: Progress | None, distributed, max_chunks=None
+) -> _Part:
     token = os.urandom(6).hex()  # unique task keys: two calls never share results
     tick = Ticker("count", sum(j.end - j.start for j in jobs), progress)
     # Leaves first, highest priority to the earliest ranges so the tree's left side finishes
@@ -438,7 +464,7 @@ def _run(client, jobs: list[_Job], min_chunk_count: int, progress: Progress | No
         for i, job in enumerate(jobs)
     ]
     sizes = {f.key: j.end - j.start for f, j in zip(leaves, jobs, strict=True)}
-    root = _reduce_tree(client, leaves, min_chunk_count, token)
+    root = _reduce_tree(client, leaves, min_chunk_count, token, max_chunks)
     try:
         done = distributed.as_completed(leaves)
         del leaves  # as_completed drops each future as it yields it: leaf data is freed once merged
@@ -504,8 +530,6 @@ def count_with_engine(
             min_chunk_count=min_chunk_count,
             max_chunks=max_chunks,
         )
-    if max_chunks is not None:
-        raise ValueError("--max-chunks is for --engine local; with Dask, prune with --min-chunk-count")
     return count_chunks_dask(
         files,
         pattern,
@@ -513,4 +537,5 @@ def count_with_engine(
         min_chunk_count=min_chunk_count,
         progress=progress,
         workers=workers,
+        max_chunks=max_chunks,
     )
