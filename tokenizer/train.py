@@ -215,18 +215,9 @@ class _HeapTrainer:
     tracked. pc: tracked pair -> count (exact). where: tracked pair -> array('i') of the
     ascending blocks that held it when it was counted (some may have lost it since)."""
 
-    def __init__(
-        self,
-        blocks: list[str],
-        wcounts: array,
-        first: bool,
-        min_frequency: int,
-        per_block: int | None = None,
-        budget: int | None = None,
-    ) -> None:
+    def __init__(self, blocks: list[str], wcounts: array, first: bool, min_frequency: int) -> None:
         self.blocks, self.wcounts, self.sep, self.join = blocks, wcounts, SEP, JOIN
-        self.per_block = per_block or WORDS_PER_BLOCK
-        self.budget = budget or PAIR_BUDGET
+        self.per_block, self.budget = WORDS_PER_BLOCK, PAIR_BUDGET  # read once (tests patch them)
         self.first, self.min_frequency = first, min_frequency
         self.token_len = [1] * 256  # bytes per token id
         self.np = _numpy() if len(blocks) >= BULK_MIN_BLOCKS else None  # small inputs: word by word
