@@ -210,13 +210,13 @@ def _no_gc() -> Iterator[None]:
 class _HeapTrainer:
     """The merge loop's state.
 
-    blocks: the words, per_block to a str, joined by sep; word w is word w % per_block of
+    blocks: the words, per_block to a str, joined by SEP; word w is word w % per_block of
     blocks[w // per_block]. wcounts: each word's count. floor: pairs counted below it are not
     tracked. pc: tracked pair -> count (exact). where: tracked pair -> array('i') of the
     ascending blocks that held it when it was counted (some may have lost it since)."""
 
     def __init__(self, blocks: list[str], wcounts: array, first: bool, min_frequency: int) -> None:
-        self.blocks, self.wcounts, self.sep, self.join = blocks, wcounts, SEP, JOIN
+        self.blocks, self.wcounts = blocks, wcounts
         self.per_block, self.budget = WORDS_PER_BLOCK, PAIR_BUDGET  # read once (tests patch them)
         self.first, self.min_frequency = first, min_frequency
         self.token_len = [1] * 256  # bytes per token id
@@ -270,7 +270,7 @@ class _HeapTrainer:
         w = 0
         wcounts = self.wcounts
         for b, s in enumerate(self.blocks):
-            for word in s.split(self.sep):
+            for word in s.split(SEP):
                 c = wcounts[w]
                 w += 1
                 for i in range(len(word) - 1):
@@ -287,13 +287,13 @@ class _HeapTrainer:
         return stats, lists
 
     def batches(self, ids: Sequence[int], strs: Sequence[str]) -> Iterator[tuple[Sequence[int], str, Any]]:
-        """(block ids, their strs joined by self.join, that as uint32 codes), ~BATCH_CHARS at a time:
+        """(block ids, their strs joined by JOIN, that as uint32 codes), ~BATCH_CHARS at a time:
         numpy's working memory stays a few times BATCH_CHARS however big the corpus."""
         ends = list(accumulate(map(len, strs)))
         start = 0
         while start < len(ids):
             stop = bisect_left(ends, ends[start] - len(strs[start]) + BATCH_CHARS, start) + 1
-            text = self.join.join(strs[start:stop])
+            text = JOIN.join(strs[start:stop])
             yield (
                 ids[start:stop],
                 text,
@@ -313,7 +313,7 @@ class _HeapTrainer:
         """For every pair position of the joined group: pair key (left * v + right when v,
         else left << SHIFT | right), word id, block ordinal."""
         np = self.np
-        boundary = (code == ord(self.sep)) | (code == ord(self.join))
+        boundary = (code == ord(SEP)) | (code == ord(JOIN))
         pos = np.flatnonzero(~(boundary[:-1] | boundary[1:]))
         left = code[pos].astype(np.int64)
         keys = left * v + code[pos + 1] if v else (left << SHIFT) | code[pos + 1]
@@ -383,7 +383,7 @@ class _HeapTrainer:
 
     def earliest(self, p: str, w_low: int) -> tuple[int, int]:
         """(word, byte offset) of the first live occurrence of p, searching from word w_low's block."""
-        blocks, cands, sep = self.blocks, self.where[p], self.sep
+        blocks, cands, sep = self.blocks, self.where[p], SEP
         for j in range(bisect_left(cands, w_low // self.per_block), len(cands)):
             b = cands[j]
             s = blocks[b]
@@ -522,7 +522,7 @@ class _HeapTrainer:
     def scan(self, p: str, x: str, cands: array, j0: int) -> dict[str, tuple[int, array]]:
         """Merge block by block: the words and pair counts change in place; returns the new
         pairs as pair -> (count, blocks holding it)."""
-        blocks, wcounts, pc, sep, per_block = self.blocks, self.wcounts, self.pc, self.sep, self.per_block
+        blocks, wcounts, pc, sep, per_block = self.blocks, self.wcounts, self.pc, SEP, self.per_block
         get = pc.get
         fresh: dict[str, list[int]] = {}
         fget = fresh.get
@@ -592,13 +592,13 @@ class _HeapTrainer:
         lists: dict[str, array] = {}
         for group, text, code in self.batches(ids, strs):
             self.scan_batch(p, x, group, code, counts, lists)
-            deque(map(blocks.__setitem__, group, text.replace(p, x).split(self.join)), maxlen=0)
+            deque(map(blocks.__setitem__, group, text.replace(p, x).split(JOIN)), maxlen=0)
         return {k: (c, lists[k]) for k, c in counts.items()}
 
     def scan_batch(self, p: str, x: str, group: Sequence[int], code: Any, counts: dict, lists: dict) -> None:
         """Count changes of one batch: pc falls for lost pairs, counts/lists grow for new ones."""
         np, pc = self.np, self.pc
-        sep_id, join_id = ord(self.sep), ord(self.join)
+        sep_id, join_id = ord(SEP), ord(JOIN)
         a, b, xid = ord(p[0]), ord(p[1]), ord(x)
         hit = np.flatnonzero((code[:-1] == a) & (code[1:] == b))
         if a == b and len(hit):  # runs like "aaa": keep every other hit from each run's start
