@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import CORPORA
 from tokenizer import classic
 from tokenizer.__main__ import main
 
 learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
 apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
 
-CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 MERGE_COUNTS = [100, 1000, 5000]
 
 

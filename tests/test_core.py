@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import importlib.resources
 import lzma
-from pathlib import Path
 
 import pytest
 import tiktoken
 import tiktoken.load
-import tiktoken_ext.openai_public as openai_public
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import CORPORA
+from tests.oracles import tiktoken_reference
 from tokenizer import Tokenizer, get_encoding, list_encodings
 from tokenizer.patterns import resolve_pattern
 
-CORPORA = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora"
 ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
 SAMPLE_BYTES = 60_000
 
@@ -37,24 +36,6 @@ def corpus_samples() -> list[tuple[str, str]]:
 
 
 SAMPLES = corpus_samples()
-
-
-def tiktoken_reference(name: str) -> tiktoken.Encoding:
-    """tiktoken's own constructor for `name` (its pattern and special tokens), fed our ranks.
-
-    Only the rank loaders are replaced (it would download); everything else is tiktoken's.
-    """
-    ours = get_encoding(name)
-    loaders = ("load_tiktoken_bpe", "data_gym_to_mergeable_bpe_ranks")
-    originals = {loader: getattr(openai_public, loader) for loader in loaders}
-    for loader in loaders:
-        setattr(openai_public, loader, lambda *a, **k: ours.mergeable_ranks)
-    try:
-        params = getattr(openai_public, name)()
-    finally:
-        for loader, original in originals.items():
-            setattr(openai_public, loader, original)
-    return tiktoken.Encoding(**params)
 
 
 _REFS = {name: tiktoken_reference(name) for name in ENCODINGS}

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import CORPORA
 from tokenizer import counting
 from tokenizer.counting import count_chunks, load_counts, save_counts
 from tokenizer.patterns import compile_pattern
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 SPLIT_PATTERNS = ["gpt2", "gpt4", "o200k", r"\w+|[^\w\s]+|\s+(?!\S)|\s+$", r"\p{L}+|\p{N}"]
 
 

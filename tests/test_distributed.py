@@ -20,6 +20,7 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+from tests.helpers import CORPORA  # noqa: E402
 from tokenizer.counting import count_chunks, range_cuts  # noqa: E402
 from tokenizer.distributed import (  # noqa: E402
     DistributedCountError,
@@ -36,7 +37,6 @@ from tokenizer.distributed import (  # noqa: E402
 from tokenizer.train import train  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPORA = ROOT.parent / "shared" / "corpora"
 TAYLOR = CORPORA / "taylorswift.txt"
 SHAKESPEARE = CORPORA / "tinyshakespeare.txt"
 UDHR = CORPORA / "udhr_sample.txt"  # 40 scripts

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import CORPORA
 from tokenizer import Tokenizer, get_encoding
 from tokenizer.__main__ import main
 from tokenizer.hf_export import (
@@ -22,8 +23,6 @@ from tokenizer.hf_export import (
 from tokenizer.train import train
 
 hf = pytest.importorskip("tokenizers")
-
-CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 
 
 def corpus(name: str, limit: int | None = None, start: int = 0) -> str:

@@ -9,19 +9,18 @@ import io
 import json
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import CORPORA
 from tests.strategies import tie_heavy_texts
 from tokenizer import classic, learn
 from tokenizer.core import Tokenizer
 from tokenizer.patterns import compile_pattern
 from tokenizer.reference import merge, pair_counts, reference_merges
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 PATTERNS = ["gpt2", "gpt4", "o200k", "none", r"\w+| "]  # the last one skips text
 
 tie_heavy = tie_heavy_texts(max_size=60, max_words=30, max_repeated=5).filter(str.strip)

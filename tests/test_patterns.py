@@ -17,11 +17,11 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import CORPORA
 from tokenizer import patterns
 from tokenizer.patterns import PATTERNS, REGEX, TIKTOKEN, compile_pattern
 
 REPO = Path(__file__).resolve().parent.parent
-CORPORA = REPO.parent / "shared" / "corpora"
 WINDOW = 200_000  # characters per corpus window
 DISTINCT = {"gpt2": PATTERNS["gpt2"], "cl100k": PATTERNS["cl100k"], "o200k": PATTERNS["o200k"]}
 

@@ -27,10 +27,10 @@ requests = pytest.importorskip("requests")
 pytest.importorskip("tokenizer.train")
 
 from server import create_app  # noqa: E402
+from tests.helpers import CORPORA  # noqa: E402
 from tokenizer import Tokenizer  # noqa: E402
 from tokenizer.train import train  # noqa: E402
 
-CORPORA = ROOT.parent / "shared" / "corpora"
 SMALL = CORPORA / "taylorswift.txt"
 BIG = CORPORA / "pg_en_medium.txt"
 SAMPLES = [

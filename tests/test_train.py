@@ -5,13 +5,13 @@ from __future__ import annotations
 import importlib
 import json
 from collections import Counter
-from pathlib import Path
 from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import CORPORA
 from tests.strategies import tie_heavy_texts
 from tokenizer.__main__ import main as cli_main
 from tokenizer.core import Tokenizer
@@ -21,7 +21,6 @@ from tokenizer.reference import merge, pair_counts, reference_merges, reference_
 from tokenizer.train import learn_merges, train
 
 train_module = importlib.import_module("tokenizer.train")  # the module, not the function
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 PATTERNS = ["gpt2", "gpt4", "o200k", "none"]
 
 

@@ -26,8 +26,8 @@ from collections.abc import Callable
 import pytest
 import regex
 import tiktoken
-from test_core import tiktoken_reference
 
+from tests.oracles import tiktoken_reference
 from tokenizer import get_encoding
 from tokenizer import patterns as pt
 

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import BOOT_TIMEOUT_MS, CORPORA, Guard
 from playwright.sync_api import Page, expect
 
+from tests.browser.pages import BOOT_TIMEOUT_MS, Guard
+from tests.helpers import CORPORA
 from tokenizer import Tokenizer
-
-pytestmark = pytest.mark.browser
 
 SMALL = CORPORA / "taylorswift.txt"
 BIG = CORPORA / "pg_en_medium.txt"

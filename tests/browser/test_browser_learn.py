@@ -9,13 +9,10 @@ Pyodide costs seconds); conftest's guard fails the test on console errors or out
 
 from __future__ import annotations
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from tokenizer import learn
 from tokenizer.core import Tokenizer
-
-pytestmark = pytest.mark.browser
 
 CORPUS = "nation station ration"
 

@@ -14,13 +14,11 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import CORPORA, ROOT
 from playwright.sync_api import Page, expect
-from test_browser import expected_texts, panel, panel_ids, panel_texts, type_text, wait_ids
 
+from tests.browser.pages import expected_texts, panel, panel_ids, panel_texts, type_text, wait_ids
+from tests.helpers import CORPORA, ROOT
 from tokenizer import Tokenizer, get_encoding
-
-pytestmark = pytest.mark.browser
 
 DEFAULTS = ["cl100k_base", "o200k_base"]
 OPTIONS = {"opt-whitespace": True, "opt-ids": False, "opt-split": False, "opt-diff": False}

@@ -18,10 +18,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import CORPORA, ROOT, missing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import CORPORA, ROOT, missing
 from tokenizer import get_encoding, list_encodings
 
 RUNNER = Path(__file__).with_name("pyodide_runner.mjs")

@@ -1,91 +1,26 @@
 """The page in real headless Chromium: boots Pyodide offline, tokenizes what the user types
 exactly as CPython does, and shows split-character tokens as bytes, never U+FFFD.
 
-Every page here is guarded (conftest.Guard): a request leaving the test server, a console error
+Every page here is guarded (tests/browser/pages.Guard): a request leaving the test server, a console error
 or an uncaught exception fails the test.
 """
 
 from __future__ import annotations
 
 import pytest
-from conftest import BOOT_TIMEOUT_MS
-from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
-from tokenizer import get_encoding
-
-pytestmark = pytest.mark.browser
-
-MULTILINGUAL = (
-    "Naïve café façade, Crème brûlée! 東京タワーは333メートル。 Привет, мир. مرحبا بالعالم.\n"
-    "Emoji: 🙂👍🏽 👩‍💻 🇯🇵 — and numbers 1234567, tabs\tand  spaces.\n"
+from tests.browser.pages import (
+    BOOT_TIMEOUT_MS,
+    MULTILINGUAL,
+    TYPED,
+    expected_texts,
+    panel,
+    panel_texts,
+    type_text,
+    wait_ids,
 )
-TYPED = " 世界🙂ü!"  # typed key by key, after the fill
-
-
-def panel(page: Page, encoding: str):
-    return page.locator(f'[data-testid=panel][data-encoding="{encoding}"]')
-
-
-def panel_ids(page: Page, encoding: str) -> list[int]:
-    return (
-        panel(page, encoding)
-        .get_by_test_id("token")
-        .evaluate_all("els => els.map(e => Number(e.dataset.id))")
-    )
-
-
-def panel_texts(page: Page, encoding: str) -> list[str]:
-    return panel(page, encoding).get_by_test_id("token").evaluate_all("els => els.map(e => e.textContent)")
-
-
-def wait_ids(page: Page, encoding: str, want: list[int], timeout: float = 60_000) -> None:
-    """Wait until the panel shows exactly `want` (rendering is async and may come in slices)."""
-    try:
-        page.wait_for_function(
-            """([enc, want]) => {
-                const p = document.querySelector(`[data-testid=panel][data-encoding="${enc}"]`);
-                if (!p) return false;
-                const spans = p.querySelectorAll('[data-testid=token]');
-                if (spans.length !== want.length) return false;
-                for (let i = 0; i < want.length; i++) if (Number(spans[i].dataset.id) !== want[i]) return false;
-                return true;
-            }""",
-            arg=[encoding, want],
-            timeout=timeout,
-            polling=100,
-        )
-    except PlaywrightError:
-        pass
-    assert panel_ids(page, encoding) == want, f"{encoding}: tokens on the page differ from CPython"
-
-
-def expected_texts(encoding: str, ids: list[int]) -> list[str]:
-    """What each token span must read: its text with visible whitespace, or <HEX BYTES>.
-
-    A newline shows as ↵ followed by a line break; a token's final newline is the break between
-    the page's line blocks, so the span itself ends with ↵.
-    """
-    tok = get_encoding(encoding)
-    out = []
-    for i in ids:
-        b = tok.decode_single_token_bytes(i)
-        try:
-            s = b.decode("utf-8")
-        except UnicodeDecodeError:
-            out.append("<" + " ".join(f"{x:02X}" for x in b) + ">")
-            continue
-        shown = s.replace(" ", "·").replace("\t", "→").replace("\r", "␍").replace("\n", "↵\n")
-        out.append(shown.removesuffix("\n"))
-    return out
-
-
-def type_text(page: Page, text: str, typed: str = "") -> str:
-    box = page.get_by_test_id("input")
-    box.fill(text)
-    if typed:
-        box.press_sequentially(typed)
-    return text + typed
+from tokenizer import get_encoding
 
 
 @pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])

@@ -1,0 +1,117 @@
+"""Helpers of the browser tests: reading panels, typing, the request/console guard.
+
+Shared here so that no test file imports another (tests/browser/conftest.py holds the fixtures).
+"""
+
+from __future__ import annotations
+
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Page
+
+from tokenizer import get_encoding
+
+BOOT_TIMEOUT_MS = 120_000  # Pyodide boot: 5-7 s here, much more on a loaded CI machine
+
+
+MULTILINGUAL = (
+    "Naïve café façade, Crème brûlée! 東京タワーは333メートル。 Привет, мир. مرحبا بالعالم.\n"
+    "Emoji: 🙂👍🏽 👩‍💻 🇯🇵 — and numbers 1234567, tabs\tand  spaces.\n"
+)
+TYPED = " 世界🙂ü!"  # typed key by key, after the fill
+
+
+def panel(page: Page, encoding: str):
+    return page.locator(f'[data-testid=panel][data-encoding="{encoding}"]')
+
+
+def panel_ids(page: Page, encoding: str) -> list[int]:
+    return (
+        panel(page, encoding)
+        .get_by_test_id("token")
+        .evaluate_all("els => els.map(e => Number(e.dataset.id))")
+    )
+
+
+def panel_texts(page: Page, encoding: str) -> list[str]:
+    return panel(page, encoding).get_by_test_id("token").evaluate_all("els => els.map(e => e.textContent)")
+
+
+def wait_ids(page: Page, encoding: str, want: list[int], timeout: float = 60_000) -> None:
+    """Wait until the panel shows exactly `want` (rendering is async and may come in slices)."""
+    try:
+        page.wait_for_function(
+            """([enc, want]) => {
+                const p = document.querySelector(`[data-testid=panel][data-encoding="${enc}"]`);
+                if (!p) return false;
+                const spans = p.querySelectorAll('[data-testid=token]');
+                if (spans.length !== want.length) return false;
+                for (let i = 0; i < want.length; i++) if (Number(spans[i].dataset.id) !== want[i]) return false;
+                return true;
+            }""",
+            arg=[encoding, want],
+            timeout=timeout,
+            polling=100,
+        )
+    except PlaywrightError:
+        pass
+    assert panel_ids(page, encoding) == want, f"{encoding}: tokens on the page differ from CPython"
+
+
+def expected_texts(encoding: str, ids: list[int]) -> list[str]:
+    """What each token span must read: its text with visible whitespace, or <HEX BYTES>.
+
+    A newline shows as ↵ followed by a line break; a token's final newline is the break between
+    the page's line blocks, so the span itself ends with ↵.
+    """
+    tok = get_encoding(encoding)
+    out = []
+    for i in ids:
+        b = tok.decode_single_token_bytes(i)
+        try:
+            s = b.decode("utf-8")
+        except UnicodeDecodeError:
+            out.append("<" + " ".join(f"{x:02X}" for x in b) + ">")
+            continue
+        shown = s.replace(" ", "·").replace("\t", "→").replace("\r", "␍").replace("\n", "↵\n")
+        out.append(shown.removesuffix("\n"))
+    return out
+
+
+def type_text(page: Page, text: str, typed: str = "") -> str:
+    box = page.get_by_test_id("input")
+    box.fill(text)
+    if typed:
+        box.press_sequentially(typed)
+    return text + typed
+
+
+class Guard:
+    """Collects requests that leave the test server, console errors and page errors."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+        self.external: list[str] = []
+        self.errors: list[str] = []
+
+    def attach(self, context, page) -> None:
+        def route(r):
+            url = r.request.url
+            if url.startswith(self.origin + "/") or url.startswith(("data:", "blob:")):
+                r.continue_()
+            else:
+                self.external.append(url)
+                r.abort()
+
+        context.route("**/*", route)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        page.on(
+            "console",
+            lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None,
+        )
+
+    def check(self) -> None:
+        external, errors = self.external[:], self.errors[:]
+        self.external.clear()
+        self.errors.clear()
+        assert not external, f"requests left the test server: {external}"
+        assert not errors, f"errors in the page: {errors}"

@@ -1,0 +1,28 @@
+"""Paths and small helpers shared by the test files (no test file imports another).
+
+CORPORA is the real text of `../shared/corpora` (see its README); tests read it, never copy it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT.parent / "shared" / "corpora"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def corpus_text(name: str, limit: int | None = None) -> str:
+    """A corpus file's text (its first `limit` characters), read as UTF-8."""
+    text = (CORPORA / name).read_text(encoding="utf-8")
+    return text if limit is None else text[:limit]
+
+
+def missing(what: str) -> None:
+    """Skip locally, but fail on CI: there a missing browser or node must not pass silently."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} (required when CI is set)")
+    pytest.skip(what)
