@@ -18,7 +18,8 @@ What goes in, and why:
   (in Node: 0.7 s instead of 5.5 s); the worker falls back to a normal boot if it is missing or
   fails. Made only when node is available; keyed by the wheel and the Pyodide version.
 - `manifest.json`: versions, every file with its size and sha256, which file is the wheel and which
-  file holds each encoding. The page reads it first.
+  file holds each encoding, and the library's names the page offers (patterns, tie-breaks, the
+  smallest vocabulary), so the page never keeps its own copy of them. The page reads it first.
 
 Idempotent and fast when nothing changed: files are rewritten only when their bytes differ, big
 copies are skipped when size and mtime match, and stale hashed files are removed.
@@ -204,6 +205,20 @@ def pyodide_version() -> str:
     return json.loads((PYODIDE_DIR / "package.json").read_text())["version"]
 
 
+def page_names() -> dict:
+    """The names the page offers in its selects, read from the library that defines each once."""
+    import importlib
+
+    from tokenizer.patterns import PATTERN_NAMES
+
+    train = importlib.import_module("tokenizer.train")  # the module: `tokenizer.train` is the function
+    return {
+        "patterns": list(PATTERN_NAMES),
+        "tie_breaks": list(train.TIE_BREAKS),
+        "min_vocab": getattr(train, "MIN_VOCAB", 257),  # 256 bytes + 1 merge, until train defines it
+    }
+
+
 def _remove_stale(folder: Path, keep: set[str], pattern: str) -> None:
     if folder.is_dir():
         for path in folder.glob(pattern):
@@ -282,6 +297,7 @@ def build(out: Path = DEFAULT_OUT, verbose: bool = False) -> dict:
             for name, path in encodings.items()
         },
         "default_encodings": ["cl100k_base", "o200k_base"],
+        "names": page_names(),
         "modules": sorted(n for n in web_names if n.endswith((".js", ".mjs"))),
         "files": files,
     }

@@ -39,6 +39,21 @@ def test_manifest_lists_every_file_with_size_and_hash(web_dist: Path):
     assert "worker.js" in manifest["modules"] and "app.js" in manifest["modules"]
 
 
+def test_manifest_names_are_the_librarys(web_dist: Path):
+    """The page fills its selects from manifest.names: the very tuples the library validates against."""
+    from tokenizer import train
+    from tokenizer.patterns import PATTERN_NAMES
+    from tokenizer.train import TIE_BREAKS
+
+    names = json.loads((web_dist / "manifest.json").read_text())["names"]
+    assert names["patterns"] == list(PATTERN_NAMES) and "none" in names["patterns"]
+    assert names["tie_breaks"] == list(TIE_BREAKS)
+    assert names["min_vocab"] == 257
+    train("ab ab", vocab_size=names["min_vocab"], pattern=names["patterns"][0])  # accepted
+    with pytest.raises(ValueError):
+        train("ab ab", vocab_size=names["min_vocab"] - 1)
+
+
 def test_pyodide_files_are_the_npm_version(web_dist: Path):
     manifest = json.loads((web_dist / "manifest.json").read_text())
     npm = build_wasm.PYODIDE_DIR
