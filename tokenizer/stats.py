@@ -1,0 +1,160 @@
+"""Compression, language parity and the vocabulary-size sweep.
+
+* `text_stats(tok, text)`: tokens, bytes (UTF-8), chars (code points) and words: maximal
+  runs of non-whitespace characters, whitespace as `str.split()` sees it (str.isspace).
+  Special tokens' text is ordinary text (tiktoken's disallowed_special=()).
+* `udhr_sections(text)`: the sections of a UDHR-style file, each introduced by a header
+  line `##### UDHR code=eng lang=en ... name=English`; a section's text is everything
+  after its header line up to the next header line or the end of the file.
+  `language_rows` gives each section's tokens and its parity: tokens divided by the tokens
+  of the English section (code=eng) of the same declaration (Petrov et al. 2023), worst first.
+* `sweep(tok, texts, sizes)`: tokens at each vocabulary size V, where V means the tokenizer
+  cut to ranks < V (the 256 bytes and the first V - 256 merges). BPE applies merges in
+  rank order and a merge only joins tokens that exist before it, so every such prefix is a
+  tokenizer of its own, exactly the one training would have stopped at: one training run
+  answers "what would vocabulary V have given?".
+
+Counting does not build the id list: the text's chunks are counted (C speed), each
+distinct chunk is encoded once, and tokens = sum(count x ids in chunk). Encoding is
+chunk by chunk, so this equals len(tok.encode_ordinary(text)).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .core import Tokenizer
+
+ENGLISH = "eng"  # the UDHR code parity is measured against
+UDHR_HEADER = re.compile(r"^##### UDHR (.*)$", re.MULTILINE)
+_FIELD = re.compile(r"(\w+)=(.*?)(?= \w+=|$)")  # key=value; a value runs up to the next " key="
+
+
+def chunk_counts(tok: Tokenizer, texts: Iterable[str]) -> Counter[str]:
+    """How often each pre-tokenization chunk occurs in `texts`."""
+    chunks: Counter[str] = Counter()
+    for text in texts:
+        chunks.update(tok.split(text))
+    return chunks
+
+
+def tokens_in(tok: Tokenizer, chunks: Counter[str]) -> int:
+    """Tokens of text with these chunk counts: each distinct chunk encoded once."""
+    return sum(n * len(tok._encode_chunks([chunk])) for chunk, n in chunks.items())
+
+
+def count_tokens(tok: Tokenizer, text: str) -> int:
+    """len(tok.encode_ordinary(text)), computed chunk by chunk."""
+    return tokens_in(tok, chunk_counts(tok, [text]))
+
+
+def text_stats(tok: Tokenizer, text: str) -> dict[str, int]:
+    return {
+        "tokens": count_tokens(tok, text),
+        "bytes": len(text.encode("utf-8")),
+        "chars": len(text),
+        "words": len(text.split()),
+    }
+
+
+# ----- languages ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    code: str
+    name: str
+    fields: dict[str, str]  # every key=value of the header line
+    text: str
+    line: int  # the header's line number (1-based)
+
+
+def udhr_sections(text: str, *, source: str = "<text>") -> list[Section]:
+    """The sections of a UDHR-style text; ValueError when it has no header or a bad one."""
+    headers = list(UDHR_HEADER.finditer(text))
+    if not headers:
+        raise ValueError(
+            f"{source}: no '##### UDHR code=... name=...' header lines; --by-language needs "
+            "UDHR-style files such as ../shared/corpora/udhr_sample.txt"
+        )
+    sections = []
+    for k, match in enumerate(headers):
+        line = text.count("\n", 0, match.start()) + 1
+        fields = dict(_FIELD.findall(match.group(1)))
+        if "code" not in fields:
+            raise ValueError(f"{source}:{line}: UDHR header without code=: {match.group()[:80]!r}")
+        start = match.end() + 1  # past the header's newline
+        end = headers[k + 1].start() if k + 1 < len(headers) else len(text)
+        body = text[start:end] if start <= end else ""
+        sections.append(Section(fields["code"], fields.get("name", fields["code"]), fields, body, line))
+    return sections
+
+
+def check_languages(sections: Sequence[Section], *, source: str = "<text>") -> None:
+    """Codes must be unique and English must be there: parity is relative to it."""
+    seen: dict[str, int] = {}
+    for s in sections:
+        if s.code in seen:
+            raise ValueError(
+                f"{source}: language code={s.code} appears twice (lines {seen[s.code]} and {s.line})"
+            )
+        seen[s.code] = s.line
+    if ENGLISH not in seen:
+        raise ValueError(f"{source}: no English section (code={ENGLISH}); parity is relative to English")
+
+
+def language_rows(tok: Tokenizer, sections: Sequence[Section], *, name: str) -> list[dict[str, Any]]:
+    """Per section: tokens, bytes and parity (tokens / English tokens), worst parity first."""
+    check_languages(sections)
+    rows = []
+    for s in sections:
+        rows.append({"tokenizer": name, "code": s.code, "name": s.name, "tokens": count_tokens(tok, s.text)})
+        rows[-1]["bytes"] = len(s.text.encode("utf-8"))
+    english = next(r["tokens"] for r in rows if r["code"] == ENGLISH)
+    if english == 0:
+        raise ValueError(f"the English section (code={ENGLISH}) is empty; parity is relative to it")
+    for row in rows:
+        row["parity"] = row["tokens"] / english
+    rows.sort(key=lambda r: (-r["parity"], r["code"]))
+    return rows
+
+
+# ----- vocabulary-size sweep ----------------------------------------------------------------
+
+
+def check_sweep_sizes(tok: Tokenizer, sizes: Sequence[int], *, name: str) -> None:
+    """Sizes must be integers, strictly increasing, from 256 to the tokenizer's rank count."""
+    top = max(tok.mergeable_ranks.values()) + 1
+    for k, v in enumerate(sizes):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ValueError(f"sweep sizes must be integers, got {v!r}")
+        if k and v <= sizes[k - 1]:
+            raise ValueError(f"sweep sizes must be strictly increasing: {sizes[k - 1]} then {v}")
+        if not 256 <= v <= top:
+            raise ValueError(f"sweep size {v} is out of range for {name}: its ranks allow 256 to {top}")
+    byte_ranks = [tok.mergeable_ranks[bytes([b])] for b in range(256)]
+    if sizes and max(byte_ranks) >= sizes[0]:
+        raise ValueError(
+            f"sweep size {sizes[0]} would cut a single byte out of {name} (a byte has rank "
+            f"{max(byte_ranks)}); use sizes above {max(byte_ranks)}"
+        )
+
+
+def prefix_tokenizer(tok: Tokenizer, vocab_size: int) -> Tokenizer:
+    """`tok` cut to its ranks < vocab_size, same split pattern, no special tokens."""
+    ranks = {token: rank for token, rank in tok.mergeable_ranks.items() if rank < vocab_size}
+    return Tokenizer(ranks, tok.pattern, name=f"{tok.name}[:{vocab_size}]")
+
+
+def sweep(tok: Tokenizer, texts: Iterable[str], sizes: Sequence[int], *, name: str) -> list[dict[str, Any]]:
+    """Total tokens of `texts` at each vocabulary size (see the module docstring)."""
+    check_sweep_sizes(tok, sizes, name=name)
+    chunks = chunk_counts(tok, texts)  # a prefix splits with the same pattern
+    return [
+        {"tokenizer": name, "vocab_size": v, "tokens": tokens_in(prefix_tokenizer(tok, v), chunks)}
+        for v in sizes
+    ]
