@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 PYTEST_ARGS ?=
 
-.PHONY: setup run test build chromium lint bench clean
+.PHONY: setup run test build chromium tiktoken-sdist lint bench clean
 
 setup: $(VENV)/.installed node_modules/.installed
 
@@ -32,10 +32,16 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
 
+# tiktoken's own tests (from its sdist, for the installed version) run against tokenizer.compat.
+tiktoken-sdist: setup
+	@v=$$($(PY) -c 'import importlib.metadata as m; print(m.version("tiktoken"))'); \
+	test -f .cache/tiktoken-sdist/tiktoken-$$v.tar.gz || \
+	$(PY) -m pip download -q --no-deps --no-binary :all: tiktoken==$$v -d .cache/tiktoken-sdist
+
 run: build
 	$(PY) server.py --host $(HOST) --port $(PORT)
 
-test: build chromium
+test: build chromium tiktoken-sdist
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: setup
