@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
 from tokenizer import classic
-from tokenizer.__main__ import main
+from tokenizer.cli import main
 
 learn_bpe = pytest.importorskip("subword_nmt.learn_bpe")
 apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")

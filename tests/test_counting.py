@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
-from tokenizer import counting
+from tokenizer import counting, streaming
 from tokenizer.counting import count_chunks, load_counts, save_counts
 from tokenizer.patterns import compile_pattern
 
@@ -139,7 +139,7 @@ def test_cut_search_across_probes_finds_the_first_cut(text, probe, start, tmp_pa
     path.write_bytes(data)
     at = counting.find_cut(data[start:]) if start < len(data) else -1
     with open(path, "rb") as f:
-        assert counting._next_cut(f, start, len(data), probe=probe) == (start + at if at >= 0 else -1)
+        assert streaming._next_cut(f, start, len(data), probe=probe) == (start + at if at >= 0 else -1)
 
 
 def test_a_pattern_that_looks_across_cuts_falls_back_to_serial(tmp_path, monkeypatch):

@@ -9,7 +9,6 @@ must still be exact) or every time (the call must fail with a clear error, no ta
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -21,7 +20,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from tests.helpers import CORPORA  # noqa: E402
-from tokenizer.counting import count_chunks, range_cuts  # noqa: E402
+from tokenizer.counting import count_chunks, count_files, expand_inputs, range_cuts  # noqa: E402
 from tokenizer.distributed import (  # noqa: E402
     DistributedCountError,
     _check_coverage,
@@ -29,10 +28,7 @@ from tokenizer.distributed import (  # noqa: E402
     _Job,
     _merge_parts,
     _plan,
-    add_count_engine_arguments,
     count_chunks_dask,
-    count_with_engine,
-    expand_inputs,
 )
 from tokenizer.train import train  # noqa: E402
 
@@ -282,27 +278,18 @@ def test_bad_inputs_are_clear_errors(client, tmp_path):
         count_chunks_dask([bad], "gpt4", client)
 
 
-def test_command_line_engine_choice(client):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("files", nargs="+")
-    parser.add_argument("--workers", type=int)
-    parser.add_argument("--min-chunk-count", type=int, default=1)
-    add_count_engine_arguments(parser)
+def test_count_files_engine_choice(client):
     files = [str(CORPORA / "taylor*.txt"), str(UDHR)]
     want = local([TAYLOR, UDHR])
     address = client.scheduler.address
-    args = parser.parse_args([*files, "--scheduler", address])  # --scheduler alone means dask
-    counts, meta = count_with_engine(args, args.files, "gpt4")
+    counts, meta = count_files(files, "gpt4", engine="dask", scheduler=address)
     assert meta["engine"] == "dask"
     assert_same_table((counts, meta), want)
-    args = parser.parse_args([*files, "--engine", "local", "--workers", "1"])
-    assert_same_table(count_with_engine(args, args.files, "gpt4"), want)
-    with pytest.raises(ValueError, match="--scheduler is for --engine dask"):
-        count_with_engine(
-            parser.parse_args([*files, "--engine", "local", "--scheduler", address]), files, "gpt4"
-        )
-    with pytest.raises(SystemExit):
-        parser.parse_args([*files, "--engine", "spark"])
+    assert_same_table(count_files(files, "gpt4", engine="local", workers=1), want)
+    with pytest.raises(ValueError, match="a scheduler is for engine='dask'"):
+        count_files(files, "gpt4", scheduler=address)
+    with pytest.raises(ValueError, match="engine must be one of local, dask, got 'spark'"):
+        count_files(files, "gpt4", engine="spark")
 
 
 def test_core_never_imports_dask_and_missing_dask_is_a_clear_error():
@@ -362,11 +349,8 @@ def test_partial_tables_are_merged_while_ranges_are_still_being_counted(client):
 def test_cli_count_on_a_scheduler_then_train(request, tmp_path):
     """`python -m tokenizer count --engine dask --scheduler ADDR GLOB -o T` then `train --counts T`
     gives the tokenizer that training on the files gives."""
-    from tokenizer.__main__ import build_parser, main
+    from tokenizer.cli import main
 
-    count_help = build_parser()._subparsers._group_actions[0].choices["count"].format_help()
-    if "--scheduler" not in count_help:
-        pytest.skip("count's --engine/--scheduler are not wired into counting.cmd_count yet")
     client = request.getfixturevalue("client")
     table, dask_stem, local_stem = tmp_path / "t.counts", tmp_path / "dask", tmp_path / "local"
     glob_arg = str(CORPORA / "t*.txt")  # taylorswift, tinyshakespeare

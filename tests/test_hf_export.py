@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
 from tokenizer import Tokenizer, get_encoding
-from tokenizer.__main__ import main
+from tokenizer.cli import main
 from tokenizer.hf_export import (
     export_hf,
     from_hf_json,

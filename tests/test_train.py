@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
 from tests.strategies import tie_heavy_texts
-from tokenizer.__main__ import main as cli_main
+from tokenizer.cli import main as cli_main
 from tokenizer.core import Tokenizer
 from tokenizer.counting import count_chunks, save_counts
 from tokenizer.patterns import compile_pattern, resolve_pattern

@@ -25,10 +25,8 @@ happens on the test corpora (see tests/test_classic.py).
 
 from __future__ import annotations
 
-import argparse
 import heapq
 import re
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import pairwise
@@ -291,7 +289,11 @@ def write_codes(path: str | Path, merges: Iterable[Pair]) -> None:
 
 
 def read_codes(path: str | Path) -> list[Pair]:
-    return parse_codes(_read_utf8(path), str(path))
+    data = Path(path).read_bytes()
+    try:
+        return parse_codes(data.decode("utf-8"), str(path))
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not valid UTF-8 at byte offset {e.start}") from None
 
 
 # ----- applying ----------------------------------------------------------------------------
@@ -351,69 +353,3 @@ def apply(text: str, merges: Iterable[Pair], separator: str | None = None) -> st
     """Segment `text` with `merges`; `separator="@@"` gives subword-nmt's default output,
     None (or "") leaves the units of a word separated by spaces only."""
     return Segmenter(merges, separator).apply(text)
-
-
-# ----- command line ------------------------------------------------------------------------
-
-
-def _read_utf8(path: str | Path) -> str:
-    data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not valid UTF-8 at byte offset {e.start}") from None
-
-
-def cmd_learn(args: argparse.Namespace) -> int:
-    counts: Counter[str] = Counter()
-    for path in args.inputs:
-        text = _read_utf8(path)
-        counts.update(parse_word_counts(text, str(path)) if args.dict_input else count_words(text))
-    merges = learn(counts, args.merges, args.min_frequency, total_symbols=args.total_symbols)
-    codes = format_codes(merges)
-    if args.output == "-":
-        sys.stdout.write(codes)
-    else:
-        atomic_write_text(args.output, codes)
-    if len(merges) < merges_budget(counts, args.merges, args.total_symbols):
-        print(
-            f"stopped after {len(merges)} merges: no pair occurs >= {args.min_frequency} times",
-            file=sys.stderr,
-        )
-    return 0
-
-
-def cmd_apply(args: argparse.Namespace) -> int:
-    merges = read_codes(args.codes)
-    result = apply(_read_utf8(args.input), merges, args.separator)
-    if args.output is None:
-        sys.stdout.write(result)
-    else:
-        atomic_write_text(args.output, result)
-    return 0
-
-
-def add_subcommands(subparsers: Any) -> None:
-    """`python -m tokenizer classic learn|apply ...`."""
-    parser = subparsers.add_parser("classic", help="classic BPE (Sennrich et al. 2016), same as subword-nmt")
-    sub = parser.add_subparsers(dest="classic_command", required=True)
-
-    p = sub.add_parser("learn", help="learn merges, write a subword-nmt codes file")
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files ('-' for stdin)")
-    p.add_argument("--merges", "-s", type=int, required=True, help="number of merges to learn")
-    p.add_argument(
-        "--min-frequency", type=int, default=2, help="stop when no pair occurs this often (default 2)"
-    )
-    p.add_argument(
-        "--total-symbols", "-t", action="store_true", help="subtract the character count from --merges"
-    )
-    p.add_argument("--dict-input", action="store_true", help="inputs are 'word count' lines")
-    p.add_argument("--output", "-o", required=True, help="codes file to write ('-' for stdout)")
-    p.set_defaults(func=cmd_learn)
-
-    p = sub.add_parser("apply", help="segment text with a codes file")
-    p.add_argument("input", nargs="?", default="-", metavar="INPUT", help="UTF-8 text file (default: stdin)")
-    p.add_argument("--codes", "-c", required=True, help="codes file (subword-nmt format, version 0.2)")
-    p.add_argument("--separator", "-s", default=None, help="mark non-final units, e.g. @@ (default: none)")
-    p.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
-    p.set_defaults(func=cmd_apply)

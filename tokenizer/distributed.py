@@ -3,7 +3,7 @@
 Counting is embarrassingly parallel and its result (distinct chunks with counts) is small
 next to the corpus, so it is the part worth distributing; the merge phase then runs on one
 machine from the table (`train --counts`). Files are cut into byte ranges exactly as local
-parallel counting cuts them (counting.py's `range_cuts` / `count_range`); each range is
+parallel counting cuts them (streaming.py's `range_cuts` / `count_range`); each range is
 counted by a task on a worker, and the partial tables are merged on the workers in a tree
 of runs of consecutive ranges (4 at a time, in text order), so no task holds more than its
 own subtree's table and the root is exactly the table of the whole text:
@@ -30,8 +30,6 @@ that need it, and nothing in the core or the browser imports this module.
 
 from __future__ import annotations
 
-import argparse
-import glob
 import hashlib
 import os
 import socket
@@ -41,26 +39,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .counting import (
+from .patterns import NO_SPLIT
+from .progress import Progress, Ticker
+from .streaming import (
     BLOCK_SIZE,
-    NO_SPLIT,
     RANGE_MIN_BYTES,
     CutMismatch,
-    Progress,
-    TableCap,
-    Ticker,
     compile_splitter,
-    count_chunks,
     count_range,
     decoded_blocks,
     default_workers,
-    merge_counts,
-    pattern_key,
-    prune_counts,
+    expand_inputs,
     range_cuts,
 )
+from .tables import TableCap, merge_counts, pattern_key, prune_counts
 
-ENGINES = ("local", "dask")
 REDUCE_FAN_IN = 4  # partial tables merged per reduction task
 RANGE_MAX_BYTES = 64 << 20  # a bigger range only makes a bigger partial table on one worker
 RANGES_PER_WORKER = 4  # enough ranges that a slow worker does not hold everyone up
@@ -86,35 +79,6 @@ def _import_distributed():
 
 
 # ----- inputs --------------------------------------------------------------------------------
-
-
-def expand_inputs(paths_or_globs: Iterable[str | os.PathLike]) -> list[Path]:
-    """Files named by paths or glob patterns, in the order given (each glob sorted).
-
-    An existing file is taken as it is even if its name looks like a glob; a glob that matches
-    no file, or a path that is not a file, is an error (a typo must not silently shrink a corpus).
-    """
-    if isinstance(paths_or_globs, (str, os.PathLike)):
-        paths_or_globs = [paths_or_globs]
-    files: list[Path] = []
-    for item in paths_or_globs:
-        if not isinstance(item, (str, os.PathLike)):
-            raise ValueError(f"expected file paths or glob patterns, got {type(item).__name__}")
-        text = os.fspath(item)
-        if os.path.isfile(text):
-            files.append(Path(text))
-        elif glob.has_magic(text):
-            matches = sorted(p for p in glob.glob(text, recursive=True) if os.path.isfile(p))
-            if not matches:
-                raise FileNotFoundError(f"no files match {text!r}")
-            files.extend(Path(p) for p in matches)
-        elif os.path.isdir(text):
-            raise ValueError(f"{text} is a directory; name its files or use a glob such as {text}/*.txt")
-        else:
-            raise FileNotFoundError(f"corpus file not found: {text}")
-    if not files:
-        raise ValueError("no input files given")
-    return files
 
 
 def _fingerprint(path: str | os.PathLike, size: int) -> str:
@@ -483,59 +447,3 @@ def _run(
         raise DistributedCountError(str(e)) from None
     tick.done()
     return part
-
-
-# ----- command line ----------------------------------------------------------------------------
-
-
-def add_count_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add --engine and --scheduler to a counting command."""
-    parser.add_argument(
-        "--engine",
-        choices=ENGINES,
-        help="local processes (default) or a Dask cluster (default with --scheduler; needs the [dask] extra)",
-    )
-    parser.add_argument(
-        "--scheduler",
-        metavar="tcp://HOST:PORT",
-        help="Dask scheduler address (with --engine dask; without it a local Dask cluster is started)",
-    )
-
-
-def count_with_engine(
-    args: argparse.Namespace,
-    files: Iterable[str | os.PathLike],
-    pattern: str,
-    *,
-    progress: Progress | None = None,
-) -> tuple[dict[str, int], dict[str, Any]]:
-    """Count files (paths or globs) with the engine the command line chose."""
-    engine = getattr(args, "engine", None)
-    scheduler = getattr(args, "scheduler", None)
-    if engine is None:
-        engine = "dask" if scheduler else "local"
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    if engine == "local" and scheduler:
-        raise ValueError("--scheduler is for --engine dask")
-    workers = getattr(args, "workers", None)
-    min_chunk_count = getattr(args, "min_chunk_count", 1)
-    max_chunks = getattr(args, "max_chunks", None)
-    if engine == "local":
-        return count_chunks(
-            expand_inputs(files),
-            pattern,
-            workers=workers,
-            progress=progress,
-            min_chunk_count=min_chunk_count,
-            max_chunks=max_chunks,
-        )
-    return count_chunks_dask(
-        files,
-        pattern,
-        scheduler,
-        min_chunk_count=min_chunk_count,
-        progress=progress,
-        workers=workers,
-        max_chunks=max_chunks,
-    )

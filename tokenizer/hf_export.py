@@ -24,7 +24,6 @@ code point (both sides use Unicode 16.0 tables, as tiktoken does; see patterns.p
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -210,30 +209,3 @@ def from_hf_json(obj: dict[str, Any], source: str = "tokenizer.json") -> Tokeniz
 def export_hf(tok: Tokenizer, path: str | os.PathLike) -> None:
     """Write `tok` as a Hugging Face `tokenizer.json` (atomically)."""
     atomic_write_text(path, json.dumps(to_hf_json(tok), ensure_ascii=False))
-
-
-def _load(source: str, pattern: str) -> Tokenizer:
-    from .encodings import get_encoding, list_encodings
-
-    if source in list_encodings() and not Path(source).exists():
-        return get_encoding(source)
-    return Tokenizer.load(source, pattern=pattern)
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    tok = _load(args.source, args.pattern)
-    if args.format == "hf":
-        export_hf(tok, args.output)
-    return 0
-
-
-def add_subcommands(subparsers: Any) -> None:
-    """`python -m tokenizer export --format hf STEM_OR_FILE -o tokenizer.json`."""
-    p = subparsers.add_parser("export", help="write a tokenizer in another library's format")
-    p.add_argument(
-        "source", metavar="STEM_OR_FILE", help="saved tokenizer (STEM, .json, .tiktoken) or encoding name"
-    )
-    p.add_argument("--format", "-f", choices=["hf"], default="hf", help="hf: Hugging Face tokenizer.json")
-    p.add_argument("--output", "-o", required=True, help="file to write, e.g. tokenizer.json")
-    p.add_argument("--pattern", default="gpt4", help="split pattern for a bare .tiktoken file (default gpt4)")
-    p.set_defaults(func=cmd_export)

@@ -30,11 +30,9 @@ millions of rare pairs of a big corpus took most of the memory (1.4 GB of 1.6 GB
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import gc
 import os
-import sys
 import time
 from array import array
 from bisect import bisect_left
@@ -44,11 +42,11 @@ from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush, heapreplace, nlargest
 from itertools import accumulate, compress, repeat
 from operator import contains, index, itemgetter
-from pathlib import Path
 from typing import Any
 
 from .core import Tokenizer
-from .counting import Progress, count_chunks, load_counts, pattern_key
+from .counting import count_chunks, load_counts, pattern_key
+from .progress import Progress
 
 TIE_BREAKS = ("first", "lexical")
 MAX_VOCAB = 0x10FFFF  # one character per token id
@@ -865,105 +863,3 @@ def _given_counts(counts: Any, pattern: str, min_chunk_count: int) -> tuple[dict
         chunk_counts = {k: v for k, v in chunk_counts.items() if v >= min_chunk_count}
         meta["unique_chunks"] = len(chunk_counts)
     return chunk_counts, meta
-
-
-# ----- command line --------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def cli_progress(quiet: bool = False) -> Iterator[Progress | None]:
-    """A progress callback drawing one tqdm bar per phase on stderr (plain lines without tqdm)."""
-    if quiet:
-        yield None
-        return
-    bars: dict[str, Any] = {}
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        tqdm = None
-
-    def progress(phase: str, done: int, total: int, rate: float, eta: float | None) -> None:
-        if tqdm is None:
-            print(f"{phase}: {done}/{total}", file=sys.stderr)
-            return
-        bar = bars.get(phase)
-        if bar is None:
-            unit = "B" if phase == "count" else "merge"
-            bar = bars[phase] = tqdm(
-                total=total, desc=phase, unit=unit, unit_scale=phase == "count", leave=True
-            )
-        bar.total = total
-        bar.update(done - bar.n)
-
-    try:
-        yield progress
-    finally:
-        for bar in bars.values():
-            bar.close()
-
-
-def cmd_train(args: argparse.Namespace) -> int:
-    if not args.files and not args.counts:
-        raise ValueError("give FILEs to train on, or --counts")
-    if args.files and args.counts:
-        raise ValueError("give FILEs or --counts, not both")
-    pattern = args.pattern
-    if args.counts and pattern is None:
-        pattern = load_counts_pattern(args.counts)
-    corpus = [Path(f) for f in args.files] if args.files else None
-    with cli_progress(args.quiet) as progress:
-        tok = train(
-            corpus,
-            args.vocab_size,
-            pattern=pattern or "gpt4",
-            special_tokens=args.special,
-            tie_break=args.tie_break,
-            min_frequency=args.min_frequency,
-            workers=args.workers,
-            progress=progress,
-            min_chunk_count=args.min_chunk_count,
-            max_chunks=args.max_chunks,
-            counts=args.counts,
-            name=Path(args.output).name,
-        )
-    tok.save(args.output)
-    meta = tok.metadata
-    stats = meta["statistics"]
-    print(
-        f"{stats['merges']} merges ({stats['ties']} decided by a tie) in {stats['seconds']['total']:.1f} s"
-        + (f"; stopped early: {meta['stop_reason']}" if meta["stopped_early"] else "")
-        + f" -> {args.output}.tiktoken, {args.output}.json",
-        file=sys.stderr,
-    )
-    return 0
-
-
-def load_counts_pattern(path: str) -> str:
-    """The pattern a count table was made with (its name when it has one)."""
-    _, meta = load_counts(path)
-    return meta.get("pattern_name") or meta["pattern"]
-
-
-def add_subcommands(subparsers) -> None:
-    p = subparsers.add_parser("train", help="train a byte-level BPE tokenizer on files")
-    p.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files (streamed)")
-    p.add_argument("--vocab-size", "-v", type=int, required=True, help="256 bytes + merges")
-    p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
-    p.add_argument(
-        "--tie-break", choices=TIE_BREAKS, default="first", help="first (minbpe) or lexical (rustbpe)"
-    )
-    p.add_argument("--special", action="append", metavar="TOKEN", help="a special token (repeatable)")
-    p.add_argument("--workers", "-j", type=int, help="counting processes (default: all cores for big inputs)")
-    p.add_argument(
-        "--min-frequency", type=int, default=2, help="stop when the best pair is rarer (default 2)"
-    )
-    p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")
-    p.add_argument(
-        "--max-chunks", type=int, metavar="N", help="bound the count table to N chunks (approximate counts)"
-    )
-    p.add_argument("--counts", metavar="FILE", help="train on a count table from `count` instead of FILEs")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
-    p.add_argument(
-        "-o", "--output", required=True, metavar="OUT_STEM", help="writes OUT_STEM.tiktoken + .json"
-    )
-    p.set_defaults(func=cmd_train)

@@ -1,0 +1,111 @@
+"""The command line package: entry points, exit codes, `encode --special`, progress bars."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import tomllib
+
+import pytest
+import setuptools
+
+from tests.helpers import ROOT
+from tests.oracles import tiktoken_reference
+from tokenizer import cli
+from tokenizer.cli import build_parser, main
+from tokenizer.cli.count import engine_choice
+from tokenizer.cli.progress import progress_bars
+
+SPECIAL_TEXT = "hi <|endoftext|> there"
+
+
+def pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_console_script_is_the_same_main_as_python_dash_m():
+    module, _, attr = pyproject()["project"]["scripts"]["bpe-playground"].partition(":")
+    assert getattr(importlib.import_module(module), attr) is main
+    assert importlib.import_module("tokenizer.__main__").main is main
+
+
+def test_the_wheel_ships_the_cli_package():
+    found = pyproject()["tool"]["setuptools"]["packages"]["find"]
+    packages = setuptools.find_packages(where=str(ROOT), include=found["include"])
+    assert {"tokenizer", "tokenizer.cli"} <= set(packages)
+
+
+def test_every_command_module_is_registered_in_order():
+    sub = build_parser()._subparsers._group_actions[0]
+    assert list(sub.choices) == ["list", "encode", "decode", "split", "train", "count", "export", "classic"]
+    for name in cli.COMMAND_MODULES:
+        assert callable(importlib.import_module(f"tokenizer.cli.{name}").add_commands)
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_encode_special_text_allow_raise(encoding, capsys):
+    ref = tiktoken_reference(encoding)
+    assert main(["encode", "-e", encoding, "--special", "text", SPECIAL_TEXT]) == 0
+    assert json.loads(capsys.readouterr().out) == ref.encode(SPECIAL_TEXT, disallowed_special=())
+    for flags in (["--special", "allow"], ["--allow-special"]):
+        assert main(["encode", "-e", encoding, *flags, SPECIAL_TEXT]) == 0
+        assert json.loads(capsys.readouterr().out) == ref.encode(SPECIAL_TEXT, allowed_special="all")
+    for flags in (["--special", "raise"], []):
+        assert main(["encode", "-e", encoding, *flags, SPECIAL_TEXT]) == 2
+        assert "disallowed special token '<|endoftext|>'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["encode", "--special", "ignore", SPECIAL_TEXT])
+
+
+def test_errors_exit_2_and_an_interrupt_exits_130(monkeypatch, capsys):
+    assert main(["decode", "1", "x"]) == 2
+    assert capsys.readouterr().err.startswith("error: ids must be integers")
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("tokenizer.cli.encode.cmd_list", interrupted)
+    assert main(["list"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_count_engine_choice():
+    parser = build_parser()
+
+    def choice(*argv: str) -> tuple[str, str | None]:
+        return engine_choice(parser.parse_args(["count", "corpus.txt", "-o", "t.counts", *argv]))
+
+    assert choice() == ("local", None)
+    assert choice("--scheduler", "tcp://h:8786") == ("dask", "tcp://h:8786")  # a scheduler means dask
+    assert choice("--engine", "dask") == ("dask", None)  # a local Dask cluster
+    with pytest.raises(ValueError, match="--scheduler is for --engine dask"):
+        choice("--engine", "local", "--scheduler", "tcp://h:8786")
+    with pytest.raises(SystemExit):
+        choice("--engine", "spark")
+
+
+def frames(err: str) -> list[str]:
+    return [f for f in re.split(r"[\r\n]|\x1b\[A", err) if f.strip()]
+
+
+def test_bars_one_phase_at_a_time_with_the_phase_s_own_rate(capsys):
+    with progress_bars() as progress:
+        progress("count", 50_000_000, 100_000_000, 10_000_000.0, 5.0)  # first report, 5 s in
+        progress("count", 100_000_000, 100_000_000, 10_000_000.0, 0.0)
+        progress("merge", 10, 1000, 100.0, 9.9)
+        progress("merge", 1000, 1000, 400.0, 0.0)
+    shown = frames(capsys.readouterr().err)
+    count = [f for f in shown if f.startswith("count")]
+    merge = [f for f in shown if f.startswith("merge")]
+    last_count = max(i for i, f in enumerate(shown) if f.startswith("count"))
+    assert last_count < min(i for i, f in enumerate(shown) if f.startswith("merge"))  # no interleaving
+    # back-dated to the phase's start: 50 MB done at 10 MB/s leaves 5 s, not tqdm's guess
+    assert "[00:05<00:05" in count[0] and "10.0MB/s" in count[0], count[0]
+    assert all("<" not in f for f in merge), merge  # no time-left estimate for merges
+    assert "1000/1000" in merge[-1]
+
+
+def test_quiet_means_no_callback():
+    with progress_bars(quiet=True) as progress:
+        assert progress is None

@@ -1,0 +1,70 @@
+"""`classic learn|apply`: classic BPE (Sennrich et al. 2016), merge for merge subword-nmt's."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+
+from ..classic import apply, count_words, format_codes, learn, merges_budget, parse_codes, parse_word_counts
+from ..formats import atomic_write_text
+from .common import read_utf8
+
+STDIO = "-"
+
+
+def cmd_learn(args: argparse.Namespace) -> int:
+    counts: Counter[str] = Counter()
+    for path in args.inputs:
+        text = read_utf8(path)
+        counts.update(parse_word_counts(text, str(path)) if args.dict_input else count_words(text))
+    merges = learn(counts, args.merges, args.min_frequency, total_symbols=args.total_symbols)
+    codes = format_codes(merges)
+    if args.output == STDIO:
+        sys.stdout.write(codes)
+    else:
+        atomic_write_text(args.output, codes)
+    if len(merges) < merges_budget(counts, args.merges, args.total_symbols):
+        print(
+            f"stopped after {len(merges)} merges: no pair occurs >= {args.min_frequency} times",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    merges = parse_codes(read_utf8(args.codes), str(args.codes))
+    result = apply(read_utf8(args.input), merges, args.separator)
+    if args.output is None:
+        sys.stdout.write(result)
+    else:
+        atomic_write_text(args.output, result)
+    return 0
+
+
+def add_commands(subparsers) -> None:
+    """`classic learn|apply ...`."""
+    parser = subparsers.add_parser("classic", help="classic BPE (Sennrich et al. 2016), same as subword-nmt")
+    sub = parser.add_subparsers(dest="classic_command", required=True)
+
+    p = sub.add_parser("learn", help="learn merges, write a subword-nmt codes file")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files ('-' for stdin)")
+    p.add_argument("--merges", "-s", type=int, required=True, help="number of merges to learn")
+    p.add_argument(
+        "--min-frequency", type=int, default=2, help="stop when no pair occurs this often (default 2)"
+    )
+    p.add_argument(
+        "--total-symbols", "-t", action="store_true", help="subtract the character count from --merges"
+    )
+    p.add_argument("--dict-input", action="store_true", help="inputs are 'word count' lines")
+    p.add_argument("--output", "-o", required=True, help="codes file to write ('-' for stdout)")
+    p.set_defaults(func=cmd_learn)
+
+    p = sub.add_parser("apply", help="segment text with a codes file")
+    p.add_argument(
+        "input", nargs="?", default=STDIO, metavar="INPUT", help="UTF-8 text file (default: stdin)"
+    )
+    p.add_argument("--codes", "-c", required=True, help="codes file (subword-nmt format, version 0.2)")
+    p.add_argument("--separator", "-s", default=None, help="mark non-final units, e.g. @@ (default: none)")
+    p.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
+    p.set_defaults(func=cmd_apply)

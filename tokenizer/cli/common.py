@@ -1,0 +1,50 @@
+"""Argument helpers shared by the command groups: which tokenizer, which text."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..core import Tokenizer
+from ..encodings import get_encoding, list_encodings
+
+DEFAULT_ENCODING = "cl100k_base"
+DEFAULT_PATTERN = "gpt4"  # as train() and count_chunks()
+
+
+def add_tokenizer_choice(parser: argparse.ArgumentParser) -> None:
+    """--encoding NAME or --tokenizer PATH (one of them; default cl100k_base)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--encoding", "-e", choices=list_encodings(), help=f"reference encoding (default {DEFAULT_ENCODING})"
+    )
+    group.add_argument(
+        "--tokenizer", "-t", metavar="PATH", help="a saved tokenizer: STEM, STEM.json or STEM.tiktoken"
+    )
+
+
+def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
+    if args.tokenizer:
+        return Tokenizer.load(args.tokenizer)
+    return get_encoding(args.encoding or DEFAULT_ENCODING)
+
+
+def read_utf8(path: str | Path) -> str:
+    """A file's text ('-' for stdin), or ValueError naming the first byte that is not UTF-8."""
+    data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not valid UTF-8 at byte offset {e.start}") from None
+
+
+def read_text(args: argparse.Namespace) -> str:
+    """The text of a command: the TEXT argument, --file (a path or '-'), or stdin."""
+    if args.file is not None and args.text is not None:
+        raise ValueError("give TEXT or --file, not both")
+    if args.file is not None:
+        return read_utf8(args.file)
+    if args.text is not None:
+        return args.text
+    return sys.stdin.read()

@@ -1,0 +1,67 @@
+"""`count`: the regex chunks of files into a count table, here or on a Dask cluster."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..counting import COUNT_ENGINES, count_files, save_counts
+from ..patterns import NO_SPLIT, PATTERNS
+from .common import DEFAULT_PATTERN
+from .progress import progress_bars
+
+
+def engine_choice(args: argparse.Namespace) -> tuple[str, str | None]:
+    """(engine, scheduler): --scheduler alone means dask; local counting takes no scheduler."""
+    engine = args.engine or ("dask" if args.scheduler else "local")
+    if engine == "local" and args.scheduler:
+        raise ValueError("--scheduler is for --engine dask")
+    return engine, args.scheduler
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    pattern = args.pattern or DEFAULT_PATTERN
+    engine, scheduler = engine_choice(args)
+    with progress_bars(args.quiet) as progress:
+        counts, stats = count_files(
+            args.files,
+            pattern,
+            engine=engine,
+            scheduler=scheduler,
+            workers=args.workers,
+            max_chunks=args.max_chunks,
+            min_chunk_count=args.min_chunk_count,
+            progress=progress,
+        )
+    stats["pattern_name"] = pattern if pattern == NO_SPLIT or pattern in PATTERNS else None
+    save_counts(args.output, counts, stats)
+    print(
+        f"{stats['bytes']:,} bytes, {stats['chunks']:,} chunks, {stats['unique_chunks']:,} unique "
+        f"-> {args.output} ({stats['seconds']:.1f} s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def add_commands(subparsers) -> None:
+    p = subparsers.add_parser("count", help="count the regex chunks of files into a count table")
+    p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files, or quoted globs")
+    p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
+    p.add_argument("--workers", "-j", type=int, help="processes (default: all cores for big inputs)")
+    p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")
+    p.add_argument(
+        "--max-chunks", type=int, metavar="N", help="bound the table to N chunks (approximate counts)"
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("-o", "--output", required=True, help="count table to write (gzip'd JSON lines)")
+    p.add_argument(
+        "--engine",
+        choices=COUNT_ENGINES,
+        help="local processes (default) or a Dask cluster (default with --scheduler; needs the [dask] extra)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="Dask scheduler address (with --engine dask; without it a local Dask cluster is started)",
+    )
+    p.set_defaults(func=cmd_count)

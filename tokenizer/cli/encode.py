@@ -1,0 +1,87 @@
+"""`list`, `encode`, `decode`, `split`: use a reference encoding or a saved tokenizer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..encodings import list_encodings
+from .common import add_tokenizer_choice, load_tokenizer, read_text
+
+# What encode does with text that spells a special token, as tiktoken's arguments say it.
+SPECIAL_HANDLING = {
+    "text": {"disallowed_special": ()},  # ordinary text, split and merged as any other
+    "allow": {"allowed_special": "all"},  # the special token's id
+    "raise": {"allowed_special": frozenset()},  # an error: tiktoken's default
+}
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for name in list_encodings():
+        print(name)
+    return 0
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    tok = load_tokenizer(args)
+    text = read_text(args)
+    print(json.dumps(tok.encode(text, **SPECIAL_HANDLING[args.special])))
+    return 0
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    tok = load_tokenizer(args)
+    raw = " ".join(args.ids) if args.ids else sys.stdin.read()
+    raw = raw.strip()
+    try:
+        ids = json.loads(raw) if raw.startswith("[") else [int(x) for x in raw.replace(",", " ").split()]
+    except ValueError:
+        raise ValueError("ids must be integers, as a JSON array or separated by spaces/commas") from None
+    if not all(isinstance(i, int) for i in ids):
+        raise ValueError("ids must be integers")
+    sys.stdout.write(tok.decode(ids))
+    sys.stdout.write("\n")
+    return 0
+
+
+def cmd_split(args: argparse.Namespace) -> int:
+    tok = load_tokenizer(args)
+    print(json.dumps(tok.split(read_text(args)), ensure_ascii=False))
+    return 0
+
+
+def add_commands(subparsers) -> None:
+    p = subparsers.add_parser("list", help="list the reference encodings")
+    p.set_defaults(func=cmd_list)
+
+    p = subparsers.add_parser("encode", help="print token ids as a JSON array")
+    add_tokenizer_choice(p)
+    p.add_argument("text", nargs="?", help="text to encode (default: stdin)")
+    p.add_argument("--file", "-f", help="read the text from a file ('-' for stdin)")
+    p.add_argument(
+        "--special",
+        choices=list(SPECIAL_HANDLING),
+        default="raise",
+        help="text that spells a special token: encode it as ordinary text, allow it as the "
+        "special token, or raise an error (default)",
+    )
+    p.add_argument(
+        "--allow-special",
+        dest="special",
+        action="store_const",
+        const="allow",
+        help="same as --special allow",
+    )
+    p.set_defaults(func=cmd_encode)
+
+    p = subparsers.add_parser("decode", help="print the text for token ids")
+    add_tokenizer_choice(p)
+    p.add_argument("ids", nargs="*", help="ids (default: stdin), e.g. 9906 11 1917 or [9906, 11]")
+    p.set_defaults(func=cmd_decode)
+
+    p = subparsers.add_parser("split", help="print the pre-tokenization chunks as a JSON array")
+    add_tokenizer_choice(p)
+    p.add_argument("text", nargs="?")
+    p.add_argument("--file", "-f")
+    p.set_defaults(func=cmd_split)

@@ -1,0 +1,38 @@
+"""`export`: a saved tokenizer or a reference encoding in another library's format."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..core import Tokenizer
+from ..encodings import get_encoding, list_encodings
+from ..hf_export import export_hf
+
+EXPORTERS = {"hf": export_hf}  # format name -> writer(tokenizer, path)
+
+
+def load_source(source: str, pattern: str) -> Tokenizer:
+    """A reference encoding by name (unless a file of that name exists), else a saved tokenizer."""
+    if source in list_encodings() and not Path(source).exists():
+        return get_encoding(source)
+    return Tokenizer.load(source, pattern=pattern)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    EXPORTERS[args.format](load_source(args.source, args.pattern), args.output)
+    return 0
+
+
+def add_commands(subparsers) -> None:
+    """`export --format hf STEM_OR_FILE -o tokenizer.json`."""
+    p = subparsers.add_parser("export", help="write a tokenizer in another library's format")
+    p.add_argument(
+        "source", metavar="STEM_OR_FILE", help="saved tokenizer (STEM, .json, .tiktoken) or encoding name"
+    )
+    p.add_argument(
+        "--format", "-f", choices=list(EXPORTERS), default="hf", help="hf: Hugging Face tokenizer.json"
+    )
+    p.add_argument("--output", "-o", required=True, help="file to write, e.g. tokenizer.json")
+    p.add_argument("--pattern", default="gpt4", help="split pattern for a bare .tiktoken file (default gpt4)")
+    p.set_defaults(func=cmd_export)

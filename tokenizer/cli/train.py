@@ -1,0 +1,79 @@
+"""`train`: a byte-level BPE tokenizer from files, or from a count table made by `count`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..counting import load_counts
+from ..train import TIE_BREAKS, train
+from .common import DEFAULT_PATTERN
+from .progress import progress_bars
+
+
+def counts_pattern(path: str) -> str:
+    """The pattern a count table was made with (its name when it has one)."""
+    _, meta = load_counts(path)
+    return meta.get("pattern_name") or meta["pattern"]
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    if not args.files and not args.counts:
+        raise ValueError("give FILEs to train on, or --counts")
+    if args.files and args.counts:
+        raise ValueError("give FILEs or --counts, not both")
+    pattern = args.pattern
+    if args.counts and pattern is None:
+        pattern = counts_pattern(args.counts)
+    corpus = [Path(f) for f in args.files] if args.files else None
+    with progress_bars(args.quiet) as progress:
+        tok = train(
+            corpus,
+            args.vocab_size,
+            pattern=pattern or DEFAULT_PATTERN,
+            special_tokens=args.special,
+            tie_break=args.tie_break,
+            min_frequency=args.min_frequency,
+            workers=args.workers,
+            progress=progress,
+            min_chunk_count=args.min_chunk_count,
+            max_chunks=args.max_chunks,
+            counts=args.counts,
+            name=Path(args.output).name,
+        )
+    tok.save(args.output)
+    meta = tok.metadata
+    stats = meta["statistics"]
+    print(
+        f"{stats['merges']} merges ({stats['ties']} decided by a tie) in {stats['seconds']['total']:.1f} s"
+        + (f"; stopped early: {meta['stop_reason']}" if meta["stopped_early"] else "")
+        + f" -> {args.output}.tiktoken, {args.output}.json",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def add_commands(subparsers) -> None:
+    p = subparsers.add_parser("train", help="train a byte-level BPE tokenizer on files")
+    p.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files (streamed)")
+    p.add_argument("--vocab-size", "-v", type=int, required=True, help="256 bytes + merges")
+    p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
+    p.add_argument(
+        "--tie-break", choices=TIE_BREAKS, default="first", help="first (minbpe) or lexical (rustbpe)"
+    )
+    p.add_argument("--special", action="append", metavar="TOKEN", help="a special token (repeatable)")
+    p.add_argument("--workers", "-j", type=int, help="counting processes (default: all cores for big inputs)")
+    p.add_argument(
+        "--min-frequency", type=int, default=2, help="stop when the best pair is rarer (default 2)"
+    )
+    p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")
+    p.add_argument(
+        "--max-chunks", type=int, metavar="N", help="bound the count table to N chunks (approximate counts)"
+    )
+    p.add_argument("--counts", metavar="FILE", help="train on a count table from `count` instead of FILEs")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="OUT_STEM", help="writes OUT_STEM.tiktoken + .json"
+    )
+    p.set_defaults(func=cmd_train)

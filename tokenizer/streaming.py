@@ -1,0 +1,258 @@
+"""Files, streamed: their text split exactly a block or a byte range at a time.
+
+Counting reads files in blocks, so memory grows with the number of distinct chunks, not
+with the corpus; big files are cut into byte ranges that processes (counting.py) or
+cluster tasks (distributed.py) count on their own.
+
+Streaming is exact: a window of text is split, and only chunks followed by at least
+HOLD_BACK more chunks are kept; the rest is split again with the next block appended.
+A split pattern decides a chunk by looking at most a couple of chunks ahead (true of
+gpt2, gpt4, o200k: their lookaheads and `$` see one character past a run), so those
+kept chunks are what splitting the whole document gives. Ranges start at a newline that
+lies between two ASCII non-space characters, and the range before checks that its own
+chunking has a boundary exactly there (else CutMismatch: the caller counts that file
+serially).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections import _count_elements as _tally  # Counter.update's C loop, on a plain dict
+from collections.abc import Callable, Iterable, Iterator
+from itertools import accumulate
+from pathlib import Path
+
+from .patterns import compile_pattern
+
+BLOCK_SIZE = 1 << 18  # bytes read per block (its list of chunks takes ~15x that in memory)
+HOLD_BACK = 3  # chunks at a window's end that may still change when more text follows
+RANGE_MIN_BYTES = 1 << 20  # ranges are at least this big: a smaller one costs more to start than to count
+
+
+def compile_splitter(pattern: str):
+    """Compile a split pattern for counting: ValueError (not regex.error) if it is unusable."""
+    try:
+        regex = compile_pattern(pattern)
+    except Exception as e:  # regex.error / re.error are not ValueErrors
+        if isinstance(e, ValueError) and "pattern" in str(e):
+            raise
+        raise ValueError(f"invalid split pattern {pattern!r}: {e}") from None
+    if getattr(regex, "groups", 0) or getattr(regex, "_groups", 0):
+        raise ValueError(f"split pattern {pattern!r} has capturing groups; use non-capturing (?:...) groups")
+    return regex
+
+
+# ----- inputs -------------------------------------------------------------------------------
+
+
+def expand_inputs(paths_or_globs: Iterable[str | os.PathLike]) -> list[Path]:
+    """Files named by paths or glob patterns, in the order given (each glob sorted).
+
+    An existing file is taken as it is even if its name looks like a glob; a glob that matches
+    no file, or a path that is not a file, is an error (a typo must not silently shrink a corpus).
+    """
+    if isinstance(paths_or_globs, (str, os.PathLike)):
+        paths_or_globs = [paths_or_globs]
+    files: list[Path] = []
+    for item in paths_or_globs:
+        if not isinstance(item, (str, os.PathLike)):
+            raise ValueError(f"expected file paths or glob patterns, got {type(item).__name__}")
+        text = os.fspath(item)
+        if os.path.isfile(text):
+            files.append(Path(text))
+        elif glob.has_magic(text):
+            matches = sorted(p for p in glob.glob(text, recursive=True) if os.path.isfile(p))
+            if not matches:
+                raise FileNotFoundError(f"no files match {text!r}")
+            files.extend(Path(p) for p in matches)
+        elif os.path.isdir(text):
+            raise ValueError(f"{text} is a directory; name its files or use a glob such as {text}/*.txt")
+        else:
+            raise FileNotFoundError(f"corpus file not found: {text}")
+    if not files:
+        raise ValueError("no input files given")
+    return files
+
+
+def default_workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# ----- splitting a stream ---------------------------------------------------------------------
+
+
+def _split_window(regex, window: str, final: bool) -> tuple[list[str], int]:
+    """Chunks of `window` that more text cannot change, and where the unsettled rest begins."""
+    chunks = regex.findall(window)
+    if final:
+        return chunks, len(window)
+    if len(chunks) <= HOLD_BACK:
+        return [], 0  # wait for more text
+    if sum(map(len, chunks)) == len(window):  # the chunks tile the window: the common case
+        rest = len(window) - sum(map(len, chunks[-HOLD_BACK:]))
+        del chunks[-HOLD_BACK:]
+        return chunks, rest
+    spans = chunk_spans(regex, window)
+    if spans is None:
+        return [], 0  # cannot locate the chunks: wait for the end of the document
+    del spans[-HOLD_BACK:]
+    return [window[a:b] for a, b in spans], spans[-1][1]
+
+
+def chunk_spans(regex, text: str) -> list[tuple[int, int]] | None:
+    """(start, end) of each chunk; None when the pattern skips text and cannot say where."""
+    chunks = regex.findall(text)
+    if sum(map(len, chunks)) == len(text):  # the chunks tile the text
+        ends = list(accumulate(map(len, chunks)))
+        return list(zip([0, *ends[:-1]], ends, strict=True))
+    if hasattr(regex, "finditer"):
+        return [m.span() for m in regex.finditer(text)]
+    return None
+
+
+def _utf8_cut(data: bytes) -> int:
+    """Largest prefix length of `data` that does not end inside a UTF-8 sequence."""
+    j = len(data) - 1
+    while j >= 0 and len(data) - j <= 3 and data[j] & 0xC0 == 0x80:
+        j -= 1
+    if j >= 0 and data[j] >= 0xC0:
+        need = 2 if data[j] < 0xE0 else 3 if data[j] < 0xF0 else 4
+        if j + need > len(data):
+            return j
+    return len(data)
+
+
+def decoded_blocks(
+    path: Path, start: int, end: int, block_size: int, trim: bool = False
+) -> Iterator[tuple[str, int]]:
+    """Decode bytes [start, end) of a file block by block: yields (text, bytes consumed).
+
+    trim: `end` may fall inside a character (a look-ahead read); stop before it.
+    """
+    with open(path, "rb") as f:
+        f.seek(start)
+        pos, pending = start, b""
+        while pos < end:
+            want = min(block_size, end - pos - len(pending))
+            data = f.read(want) if want > 0 else b""
+            at_end = len(data) < want or pos + len(pending) + len(data) >= end
+            data = pending + data
+            cut = len(data) if at_end and not trim else _utf8_cut(data)
+            try:
+                text = data[:cut].decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}: not valid UTF-8 at byte offset {pos + e.start}") from None
+            pending = data[cut:]
+            pos += cut
+            yield text, cut
+            if at_end:
+                return
+
+
+class CutMismatch(Exception):
+    """A worker range did not start at a chunk boundary (pattern looks too far ahead)."""
+
+
+def count_range(
+    path: Path,
+    start: int,
+    end: int,
+    pattern: str,
+    block_size: int = BLOCK_SIZE,
+    report: Callable[[int], None] | None = None,
+    counts: dict[str, int] | None = None,
+    after_block: Callable[[dict[str, int]], None] | None = None,
+) -> tuple[dict[str, int], int]:
+    """Count chunks of bytes [start, end) of a file whose chunking restarts at `start`.
+
+    When `end` is not the end of the file, the chunking must have a boundary at `end`;
+    text after it is read only to settle the last chunks. Counts are added to `counts`
+    (new chunks after its keys) when given, so a serial caller needs no second table;
+    after_block(counts) runs after each block (the serial caller's table cap).
+    """
+    regex = compile_splitter(pattern)
+    size = path.stat().st_size
+    counts = {} if counts is None else counts
+    n_chunks = 0
+    window = ""
+    for text, consumed in decoded_blocks(path, start, end, block_size):
+        window += text
+        if report is not None:
+            report(consumed)
+        chunks, rest = _split_window(regex, window, final=False)
+        _tally(counts, chunks)
+        n_chunks += len(chunks)
+        window = window[rest:]
+        if after_block is not None:
+            after_block(counts)
+    if end >= size:
+        chunks = regex.findall(window)
+        _tally(counts, chunks)
+        return counts, n_chunks + len(chunks)
+    # Settle the tail: read past `end` until the chunks up to `end` are decided.
+    boundary, extra = len(window), 1 << 16
+    while True:
+        stop = min(size, end + extra)
+        text = window + "".join(t for t, _ in decoded_blocks(path, end, stop, block_size, trim=stop < size))
+        spans = chunk_spans(regex, text)
+        if spans is None:
+            raise CutMismatch(f"{path}: cannot locate chunks of this pattern; count serially")
+        if stop < size:
+            del spans[-HOLD_BACK:]
+        if stop >= size or (spans and spans[-1][1] >= boundary):
+            break
+        extra *= 4
+    for a, b in spans:
+        if a >= boundary:
+            break
+        if b > boundary:
+            raise CutMismatch(f"{path}: a chunk spans byte {end}")
+        chunk = text[a:b]
+        counts[chunk] = counts.get(chunk, 0) + 1
+        n_chunks += 1
+    return counts, n_chunks
+
+
+def range_cuts(path: Path, parts: int) -> list[int]:
+    """Byte offsets that split a file into about `parts` ranges at newline cut points."""
+    size = path.stat().st_size
+    cuts = [0]
+    with open(path, "rb") as f:
+        for k in range(1, parts):
+            target = max(size * k // parts, cuts[-1] + 1)
+            cut = _next_cut(f, max(target - 1, 0), size * (k + 1) // parts)
+            if cuts[-1] < cut < size:
+                cuts.append(cut)
+    cuts.append(size)
+    return cuts
+
+
+def _next_cut(f, pos: int, stop: int, probe: int = 1 << 20) -> int:
+    """The first cut point after `pos` in one probe, or in more up to about `stop`; -1 if none.
+
+    Scanning on past one probe matters for text with few cut points (CJK, verse): a skipped
+    cut makes a range, and so a worker's partial table, several times the planned size."""
+    while True:
+        f.seek(pos)
+        data = f.read(probe)
+        at = find_cut(data)
+        if at >= 0:
+            return pos + at
+        pos += probe - 2  # find_cut needs a byte either side of a newline: overlap by two
+        if len(data) < probe or pos >= stop:
+            return -1
+
+
+def find_cut(data: bytes) -> int:
+    """Index just after a newline preceded by a visible ASCII character and followed by a letter."""
+    i = data.find(b"\n", 1)
+    while 0 < i < len(data) - 1:
+        before, after = data[i - 1], data[i + 1]
+        if 0x21 <= before <= 0x7E and (0x41 <= after <= 0x5A or 0x61 <= after <= 0x7A):
+            return i + 1
+        i = data.find(b"\n", i + 1)
+    return -1

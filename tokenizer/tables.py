@@ -1,0 +1,124 @@
+"""Count tables: distinct chunks with their counts, in order of first occurrence.
+
+A table is a dict chunk -> count whose order is the order in which each chunk first
+occurs in the text (the `first` tie-break of the merge phase reads that order). Tables
+of consecutive texts merge in text order (merge_counts), shrink in place (prune_counts,
+TableCap), and are saved as gzip'd JSON lines (save_counts, load_counts) so the merge
+phase can run later, or on another machine (`train --counts`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from typing import Any
+
+from .formats import atomic_writer
+from .patterns import NO_SPLIT, resolve_pattern
+
+COUNTS_FORMAT = "bpe-playground-counts"
+COUNTS_VERSION = 2  # 2: named patterns split with Unicode 16.0 tables (as tiktoken)
+
+
+def pattern_key(pattern: str) -> str:
+    """What count tables record about their pattern: the regex, or "none"."""
+    return NO_SPLIT if pattern == NO_SPLIT else resolve_pattern(pattern)
+
+
+class TableCap:
+    """Keeps a count table at most `max_chunks` long while it is filled: past that, drops the
+    chunks seen once so far, then twice, ... until it is half full (half, so the work is
+    spread thin: a table is scanned once per max_chunks / 2 new chunks). Chunks that matter
+    for BPE are frequent and come back: their counts lose at most `floor` each time they are
+    dropped. No cap (None) does nothing."""
+
+    def __init__(self, max_chunks: int | None) -> None:
+        if max_chunks is not None and (
+            not isinstance(max_chunks, int) or isinstance(max_chunks, bool) or max_chunks < 2
+        ):
+            raise ValueError(f"max_chunks must be an integer >= 2, got {max_chunks!r}")
+        self.max_chunks = max_chunks
+        self.reset()
+
+    def reset(self) -> None:
+        """For a table counted again from empty."""
+        self.dropped = 0  # chunks dropped, all events together
+        self.floor = 0  # the highest count dropped
+
+    def __call__(self, counts: dict[str, int]) -> None:
+        if self.max_chunks is None or len(counts) <= self.max_chunks:
+            return
+        t = 0
+        while len(counts) > self.max_chunks // 2:
+            t += 1
+            self.dropped += prune_counts(counts, t + 1)
+        self.floor = max(self.floor, t)
+
+
+def merge_counts(counts: dict[str, int], part: dict[str, int]) -> None:
+    """Add the table of the text that follows `counts`' text: its new chunks go last, in its order."""
+    if not counts:
+        counts.update(part)
+        return
+    get = counts.get
+    for chunk, n in part.items():
+        counts[chunk] = get(chunk, 0) + n
+
+
+def prune_counts(counts: dict[str, int], min_count: int) -> int:
+    """Drop chunks seen fewer than `min_count` times, in place (a filtered copy would add a
+    second table at the peak); returns how many were dropped. The rest keep their order."""
+    rare = [chunk for chunk, n in counts.items() if n < min_count]
+    for chunk in rare:
+        del counts[chunk]
+    return len(rare)
+
+
+def save_counts(path: str | os.PathLike, counts: dict[str, int], meta: dict[str, Any]) -> None:
+    """Write a count table: gzip'd JSON lines, a header object then one [chunk, count] per line.
+
+    Streamed to a temp file beside `path` and renamed: memory stays at one line, not a copy
+    of the table."""
+    if "pattern" not in meta:
+        raise ValueError("count table metadata must name its 'pattern'")
+    header = {"format": COUNTS_FORMAT, "version": COUNTS_VERSION, **meta}
+    with atomic_writer(path) as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
+            text = io.TextIOWrapper(gz, encoding="utf-8", errors="surrogatepass", newline="\n")
+            text.write(json.dumps(header, ensure_ascii=False) + "\n")
+            for chunk, n in counts.items():
+                text.write(json.dumps([chunk, n], ensure_ascii=False) + "\n")
+            text.flush()
+            text.detach()
+
+
+def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]]:
+    """Read a count table written by save_counts: (chunk -> count, metadata)."""
+    try:
+        with gzip.open(path, "rt", encoding="utf-8", errors="surrogatepass") as f:
+            header = json.loads(f.readline())
+            if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
+                raise ValueError(f"{path}: not a count table (no {COUNTS_FORMAT!r} header)")
+            if header.get("version") != COUNTS_VERSION:
+                raise ValueError(
+                    f"{path}: count table version {header.get('version')!r} is not supported "
+                    f"(this version reads {COUNTS_VERSION}); count the corpus again"
+                )
+            counts: dict[str, int] = {}
+            for lineno, line in enumerate(f, start=2):
+                item = json.loads(line)
+                if (
+                    not isinstance(item, list)
+                    or len(item) != 2
+                    or not isinstance(item[0], str)
+                    or not isinstance(item[1], int)
+                    or item[1] < 1
+                ):
+                    raise ValueError(f"{path}: line {lineno} is not a [chunk, count] pair")
+                counts[item[0]] = counts.get(item[0], 0) + item[1]
+    except (gzip.BadGzipFile, EOFError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: corrupt count table ({e})") from None
+    meta = {k: v for k, v in header.items() if k not in ("format", "version")}
+    return counts, meta
