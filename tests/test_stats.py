@@ -1,0 +1,152 @@
+"""tokenizer.stats against tiktoken: token counts, UDHR parity, the vocabulary-size sweep."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import CORPORA, corpus_text
+from tests.oracles import tiktoken_reference
+from tokenizer import get_encoding
+from tokenizer.stats import (
+    ENGLISH,
+    check_languages,
+    count_tokens,
+    language_rows,
+    prefix_tokenizer,
+    sweep,
+    text_stats,
+    udhr_sections,
+)
+
+NAMES = ["gpt2", "cl100k_base", "o200k_base"]
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    return [
+        corpus_text("udhr_sample.txt", 150_000),
+        corpus_text("code_python.txt", 100_000),
+        corpus_text("emoji_cldr.txt", 50_000),
+        "<|endoftext|> is ordinary text here <|fim_prefix|>",
+    ]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_counts_equal_tiktoken(name, texts):
+    enc = tiktoken_reference(name)
+    for text in texts:
+        got = text_stats(get_encoding(name), text)
+        assert got == {
+            "tokens": len(enc.encode(text, disallowed_special=())),
+            "bytes": len(text.encode("utf-8")),
+            "chars": len(text),
+            "words": len(re.findall(r"\S+", text)),
+        }
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(st.characters(exclude_categories=("Cs",)), max_size=80))
+def test_count_equals_encode_on_any_text(text):
+    tok = get_encoding("o200k_base")
+    assert count_tokens(tok, text + " " + text) == len(tok.encode_ordinary(text + " " + text))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sweep_equals_tiktoken_with_cut_ranks(name, texts):
+    enc = tiktoken_reference(name)
+    sizes = [256, 300, 1000, 5000, 40000]
+    got = sweep(get_encoding(name), texts, sizes, name=name)
+    for row, v in zip(got, sizes, strict=True):
+        cut = tiktoken.Encoding(
+            f"{name}-{v}",
+            pat_str=enc._pat_str,
+            mergeable_ranks={t: r for t, r in enc._mergeable_ranks.items() if r < v},
+            special_tokens={},
+        )
+        assert row == {
+            "tokenizer": name,
+            "vocab_size": v,
+            "tokens": sum(len(cut.encode_ordinary(t)) for t in texts),
+        }
+    tokens = [row["tokens"] for row in got]
+    assert tokens == sorted(tokens, reverse=True)  # more merges never give more tokens here
+
+
+def test_full_size_sweep_equals_the_tokenizer(texts):
+    tok = get_encoding("cl100k_base")
+    [row] = sweep(tok, texts, [len(tok.mergeable_ranks)], name="cl100k")
+    assert row["tokens"] == sum(len(tok.encode_ordinary(t)) for t in texts)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "message"),
+    [
+        ([1000, 1000], "strictly increasing: 1000 then 1000"),
+        ([2000, 1000], "strictly increasing"),
+        ([255], "out of range"),
+        ([50257], "allow 256 to 50256"),
+    ],
+)
+def test_bad_sweep_sizes(sizes, message):
+    with pytest.raises(ValueError, match=message):
+        sweep(get_encoding("gpt2"), ["x"], sizes, name="gpt2")
+
+
+def test_prefix_keeps_the_pattern_and_drops_later_ranks():
+    tok = get_encoding("o200k_base")
+    cut = prefix_tokenizer(tok, 1000)
+    assert cut.pattern == tok.pattern and len(cut.mergeable_ranks) == 1000
+
+
+def test_udhr_sections_cover_the_file():
+    text = corpus_text("udhr_sample.txt")
+    sections = udhr_sections(text, source="udhr_sample.txt")
+    headers = [line for line in text.split("\n") if line.startswith("##### UDHR ")]
+    assert len(sections) == len(headers) == 69
+    assert "".join(h + "\n" + s.text for h, s in zip(headers, sections, strict=True)) == text
+    first = sections[0]
+    assert (first.code, first.name, first.line, first.fields["script"]) == ("eng", "English", 1, "Latin")
+    assert sections[1].name == "Chinese, Mandarin (Simplified)"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_parity_equals_tiktoken(name):
+    enc = tiktoken_reference(name)
+    sections = udhr_sections(corpus_text("udhr_sample.txt"))
+    rows = language_rows(get_encoding(name), sections, name=name)
+    english = len(enc.encode_ordinary(next(s.text for s in sections if s.code == ENGLISH)))
+    by_code = {s.code: s for s in sections}
+    for row in rows:
+        section = by_code[row["code"]]
+        tokens = len(enc.encode_ordinary(section.text))
+        assert row == {
+            "tokenizer": name,
+            "code": section.code,
+            "name": section.name,
+            "tokens": tokens,
+            "bytes": len(section.text.encode("utf-8")),
+            "parity": tokens / english,
+        }
+    assert [r["parity"] for r in rows] == sorted((r["parity"] for r in rows), reverse=True)
+    assert next(r["parity"] for r in rows if r["code"] == ENGLISH) == 1.0
+
+
+def test_language_errors():
+    with pytest.raises(ValueError, match=r"plain\.txt: no '##### UDHR"):
+        udhr_sections("just text\n", source="plain.txt")
+    twice = "##### UDHR code=eng name=English\nhi\n##### UDHR code=eng name=English\nho\n"
+    with pytest.raises(ValueError, match="code=eng appears twice"):
+        check_languages(udhr_sections(twice), source="f.txt")
+    with pytest.raises(ValueError, match="no English section"):
+        check_languages(udhr_sections("##### UDHR code=fra name=French\nsalut\n"), source="f.txt")
+    with pytest.raises(ValueError, match=r"bad\.txt:2: UDHR header without code="):
+        udhr_sections("x\n##### UDHR name=English\n", source="bad.txt")
+
+
+def test_corpora_folder_is_there():
+    assert (CORPORA / "udhr_all.txt").is_file()

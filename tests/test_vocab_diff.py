@@ -1,0 +1,106 @@
+"""tokenizer.vocab_diff against the rank tables, and the divergence of two trainings."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import regex
+
+from tests.helpers import corpus_text
+from tests.oracles import tiktoken_reference
+from tokenizer import get_encoding, train
+from tokenizer.patterns import resolve_pattern
+from tokenizer.reference import merge, pair_counts
+from tokenizer.stats import prefix_tokenizer
+from tokenizer.vocab_diff import EXAMPLES_SHOWN, diff
+
+
+def oracle_first_difference(ra: dict[bytes, int], rb: dict[bytes, int]) -> int | None:
+    order_a = [t for t, _ in sorted(ra.items(), key=lambda kv: kv[1])]
+    order_b = [t for t, _ in sorted(rb.items(), key=lambda kv: kv[1])]
+    for i, (x, y) in enumerate(zip(order_a, order_b, strict=False)):
+        if x != y:
+            return i
+    return None if len(order_a) == len(order_b) else min(len(order_a), len(order_b))
+
+
+@pytest.mark.parametrize(("a", "b"), [("gpt2", "cl100k_base"), ("cl100k_base", "o200k_base")])
+def test_counts_equal_the_rank_tables(a, b):
+    ra, rb = tiktoken_reference(a)._mergeable_ranks, tiktoken_reference(b)._mergeable_ranks
+    got = diff(get_encoding(a), get_encoding(b))
+    assert got["common"] == len(ra.keys() & rb.keys())
+    assert got["only_a"] == len(ra.keys() - rb.keys())
+    assert got["only_b"] == len(rb.keys() - ra.keys())
+    assert got["first_difference"] == oracle_first_difference(ra, rb)
+    only_a = sorted(ra[t] for t in ra.keys() - rb.keys())[:EXAMPLES_SHOWN]
+    assert [e["id"] for e in got["examples_only_a"]] == only_a
+    for e in got["examples_only_a"]:
+        token = bytes.fromhex(e["hex"])
+        assert ra[token] == e["id"] and token not in rb
+    assert "divergence" not in got
+
+
+def test_identical_and_prefix():
+    o200k = get_encoding("o200k_base")
+    assert diff(o200k, o200k)["first_difference"] is None
+    got = diff(prefix_tokenizer(o200k, 1000), o200k)
+    assert got["first_difference"] == 1000
+    assert (got["common"], got["only_a"], got["only_b"]) == (1000, 0, len(o200k.mergeable_ranks) - 1000)
+
+
+@pytest.fixture(scope="module")
+def text() -> str:
+    return corpus_text("taylorswift.txt")
+
+
+@pytest.fixture(scope="module")
+def first_and_lexical(text):
+    return train(text, 600, tie_break="first"), train(text, 600, tie_break="lexical")
+
+
+def pair_counts_before(text: str, merges: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """Pair counts after `merges`, from regex's split and the slow reference merge."""
+    chunks = Counter(regex.findall(resolve_pattern("gpt4"), text))
+    words = [list(c.encode("utf-8")) for c in chunks]
+    for new_id, pair in enumerate(merges, start=256):
+        words = [merge(w, pair, new_id) for w in words]
+    return pair_counts(words, list(chunks.values()))
+
+
+def test_divergence_of_two_tie_rules_is_a_tie(first_and_lexical, text):
+    a, b = first_and_lexical
+    got = diff(a, b, corpus=text)
+    rank = got["first_difference"]
+    assert rank == oracle_first_difference(a.mergeable_ranks, b.mergeable_ranks) and rank >= 256
+    div = got["divergence"]
+    pa, pb = a.merges[rank - 256], b.merges[rank - 256]
+    assert (div["a"]["merge"], div["b"]["merge"]) == (list(pa), list(pb))
+    assert div["parameters"] == {"tie_break": ["first", "lexical"]} and div["same_statistics"]
+    counts = pair_counts_before(text, a.merges[: rank - 256])
+    best = max(counts.values())
+    assert div["a"]["count"] == div["b"]["count"] == counts[pa] == counts[pb] == best
+    assert pb == min(p for p, c in counts.items() if c == best)  # lexical: smallest pair
+    assert pa == next(p for p, c in counts.items() if c == best)  # first: first in text order
+    assert div["candidates"][0] == {"pair": list(pa), "count": best, "text": "ch", "hex": "6368"}
+    assert {tuple(c["pair"]) for c in div["candidates"] if c["count"] == best} >= {pa, pb}
+    assert "a tie at count" in div["reason"]
+    # Without the corpus: the same pairs and rules, no counts.
+    assert "count" not in diff(a, b)["divergence"]["a"]
+
+
+def test_prefix_divergence_says_where_one_stopped(first_and_lexical, text):
+    a, _ = first_and_lexical
+    shorter = train(text, 500, tie_break="first")
+    got = diff(a, shorter)
+    assert got["first_difference"] == 500
+    assert got["divergence"]["b"]["merge"] is None
+    assert "b has no merge at rank 500" in got["divergence"]["reason"]
+
+
+def test_a_corpus_that_is_not_theirs_is_refused(first_and_lexical):
+    a, b = first_and_lexical
+    with pytest.raises(ValueError, match="not the corpus a was trained on"):
+        diff(a, b, corpus=corpus_text("tinyshakespeare.txt", 50_000))
+    with pytest.raises(ValueError, match="trained here"):
+        diff(get_encoding("gpt2"), get_encoding("r50k_base"), corpus="x")
