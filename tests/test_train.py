@@ -20,7 +20,8 @@ from tokenizer.patterns import compile_pattern, resolve_pattern
 from tokenizer.reference import merge, pair_counts, reference_merges, reference_train
 from tokenizer.train import learn_merges, train
 
-train_module = importlib.import_module("tokenizer.train")  # the module, not the function
+heap_module = importlib.import_module("tokenizer._heap")
+store_module = importlib.import_module("tokenizer._wordstore")
 PATTERNS = ["gpt2", "gpt4", "o200k", "none"]
 
 
@@ -72,11 +73,11 @@ def test_heap_equals_reference(
     once (a budget of 1 recounts nearly every merge), characters per numpy batch."""
     counts = Counter(chunks_of(text, pattern))
     with (
-        mock.patch.object(train_module, "BULK_MIN_BLOCKS", 1 if bulk else 1 << 60),  # both merge paths
-        mock.patch.object(train_module, "WORDS_PER_BLOCK", per_block),
-        mock.patch.object(train_module, "PAIR_BUDGET", budget),
-        mock.patch.object(train_module, "BATCH_CHARS", batch),
-        mock.patch.object(train_module, "DENSE_PAIRS", dense),
+        mock.patch.object(heap_module, "BULK_MIN_BLOCKS", 1 if bulk else 1 << 60),  # both merge paths
+        mock.patch.object(store_module, "WORDS_PER_BLOCK", per_block),
+        mock.patch.object(heap_module, "PAIR_BUDGET", budget),
+        mock.patch.object(store_module, "BATCH_CHARS", batch),
+        mock.patch.object(store_module, "DENSE_PAIRS", dense),
     ):
         got = learn_merges(counts, merges, tie_break=tie_break, min_frequency=min_frequency)
     want = reference_merges(counts.items(), 256 + merges, tie_break, min_frequency)
@@ -88,10 +89,10 @@ def test_first_stays_exact_when_tracked_pairs_run_out(monkeypatch):
     """A tiny pair budget makes the trainer count every pair again many times (each time the
     pairs it tracks are spent), and small batches and blocks cut the numpy work everywhere."""
     counts = Counter(chunks_of(corpus("taylorswift.txt"), "gpt4"))
-    monkeypatch.setattr(train_module, "PAIR_BUDGET", 16)
-    monkeypatch.setattr(train_module, "BATCH_CHARS", 3000)
-    monkeypatch.setattr(train_module, "WORDS_PER_BLOCK", 5)
-    monkeypatch.setattr(train_module, "BULK_MIN_BLOCKS", 10)
+    monkeypatch.setattr(heap_module, "PAIR_BUDGET", 16)
+    monkeypatch.setattr(store_module, "BATCH_CHARS", 3000)
+    monkeypatch.setattr(store_module, "WORDS_PER_BLOCK", 5)
+    monkeypatch.setattr(heap_module, "BULK_MIN_BLOCKS", 10)
     got = learn_merges(counts, 300, min_frequency=2)
     assert got.recounts > 5
     assert got.merges == reference_merges(counts.items(), 256 + 300, "first", 2)
@@ -100,10 +101,10 @@ def test_first_stays_exact_when_tracked_pairs_run_out(monkeypatch):
 def test_lexical_stays_exact_when_tracked_pairs_run_out(monkeypatch):
     rustbpe = pytest.importorskip("rustbpe")
     text = corpus("udhr_sample.txt", 200_000)
-    monkeypatch.setattr(train_module, "PAIR_BUDGET", 64)
-    monkeypatch.setattr(train_module, "BATCH_CHARS", 5000)
-    monkeypatch.setattr(train_module, "BULK_MIN_BLOCKS", 8)
-    monkeypatch.setattr(train_module, "DENSE_PAIRS", 1 << 16)  # table below 256 ids, sorted above
+    monkeypatch.setattr(heap_module, "PAIR_BUDGET", 64)
+    monkeypatch.setattr(store_module, "BATCH_CHARS", 5000)
+    monkeypatch.setattr(heap_module, "BULK_MIN_BLOCKS", 8)
+    monkeypatch.setattr(store_module, "DENSE_PAIRS", 1 << 16)  # table below 256 ids, sorted above
     tok = train(text, 1500, tie_break="lexical", min_frequency=1)
     assert tok.metadata["statistics"]["pair_recounts"] > 5
     rb = rustbpe.Tokenizer()

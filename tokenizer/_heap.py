@@ -1,0 +1,498 @@
+"""Heap trainer: byte-level BPE merges, exact against minbpe (`first`) and rustbpe (`lexical`).
+
+Words are the distinct chunks, one character per token id, several to a str
+(_wordstore.py): merging a pair inside a word is then `str.replace`, which is exactly
+BPE's left-to-right, non-overlapping rule, run in C.
+
+Per merge only the neighbours of each replaced occurrence change, so pair counts are
+updated in place. Counts of existing pairs only fall and every pair containing the new
+token is brand new, which makes a lazy max-heap exact: each pair has one entry whose
+key is never worse than the truth; a popped entry is checked and pushed back if stale.
+
+`first` ties (minbpe: first occurrence in the current text) use the key
+(-count, word index, byte offset): a pair's earliest live occurrence only moves right,
+so stored keys stay lower bounds and the check on pop recomputes it. `lexical` ties
+use (-count, pair): smallest (left id, right id), as rustbpe.
+
+Each tracked pair keeps the ascending list of blocks that held it when it appeared (all
+its occurrences appear at once: when its newer token is made). Blocks that lost the pair
+later are skipped when met, not removed.
+
+Only about PAIR_BUDGET pairs are tracked at a time: those counted at or above a floor.
+That is exact because counts never rise: a pair below the floor stays below it, so it
+cannot be the best while a tracked pair is left. When none is, every pair is counted
+again from the words (numpy, a batch at a time) and the floor drops. Without this, the
+millions of rare pairs of a big corpus would take most of the memory.
+
+train.py checks the arguments and calls learn(); nothing else here is API.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import time
+from array import array
+from bisect import bisect_left
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush, heapreplace, nlargest
+from itertools import compress, repeat
+from operator import contains, itemgetter
+from typing import Any
+
+from . import _wordstore
+from ._wordstore import JOIN, SEP, SHIFT, WordStore, load_numpy, pack_words, pair_of_key, sum_by_key
+from .progress import Progress, Ticker
+
+BULK_MIN_BLOCKS = 150  # merges touching this many blocks run through numpy (scan_bulk)
+PAIR_BUDGET = 1 << 13  # pairs tracked at once: more means fewer recounts and more memory
+OFF_BITS = 40  # `first` heap keys: -count << 80 | word << 40 | byte offset
+OFF_MASK = (1 << OFF_BITS) - 1
+POS_BITS = 2 * OFF_BITS
+POS_MASK = (1 << POS_BITS) - 1
+TOP_PAIRS = 10  # pairs listed per trace step
+TIED_SHOWN = 5  # tied losers listed per trace step
+TRACE_SHOWN = max(TOP_PAIRS, 1 + TIED_SHOWN)
+
+Trace = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class MergeResult:
+    merges: list[tuple[int, int]]
+    counts: list[int]  # count of each merged pair when it was merged
+    ties: int  # merges where another pair had the same count
+    stop_reason: str | None  # None when all requested merges were made
+    duplicates: dict[int, int] = field(default_factory=dict)  # later id -> first id, same bytes
+    seconds: dict[str, float] = field(default_factory=dict)
+    recounts: int = 0  # times every pair was counted again because the tracked ones ran out
+
+
+def learn(
+    items: Iterable[tuple[str, int]],
+    num_merges: int,
+    *,
+    first: bool,
+    min_frequency: int,
+    progress: Progress | None = None,
+    trace: Trace | None = None,
+) -> MergeResult:
+    """Merges of chunks with counts (checked by train.learn_merges): the `first` rule or `lexical`."""
+    t0 = time.perf_counter()
+    blocks, wcounts = pack_words(items, _wordstore.WORDS_PER_BLOCK)
+    with _no_gc():
+        trainer = _HeapTrainer(blocks, wcounts, first, min_frequency)
+        t1 = time.perf_counter()
+        result = trainer.run(num_merges, progress, trace)
+        t2 = time.perf_counter()
+    result.seconds = {"index": round(t1 - t0, 3), "merge": round(t2 - t1, 3)}
+    result.recounts = trainer.recounts - 1
+    return result
+
+
+def _first_key(count: int, word: int, offset: int) -> int:
+    """Heap key of the `first` rule, (-count, word, offset) packed in one int (fast compares)."""
+    if offset > OFF_MASK:
+        raise ValueError(f"a chunk is longer than {OFF_MASK} bytes")
+    return ((-count) << POS_BITS) | (word << OFF_BITS) | offset
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: the trainer makes no cycles, but millions of heap
+    tuples and lists, and full collections over them cost more than the merging itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _HeapTrainer(WordStore):
+    """The merge loop's state.
+
+    blocks: the words, per_block to a str, joined by SEP; word w is word w % per_block of
+    blocks[w // per_block]. wcounts: each word's count. floor: pairs counted below it are not
+    tracked. pc: tracked pair -> count (exact). where: tracked pair -> array('i') of the
+    ascending blocks that held it when it was counted (some may have lost it since)."""
+
+    def __init__(self, blocks: list[str], wcounts: array, first: bool, min_frequency: int) -> None:
+        self.blocks, self.wcounts = blocks, wcounts
+        self.per_block = _wordstore.WORDS_PER_BLOCK  # read once (tests patch it)
+        self.budget = PAIR_BUDGET
+        self.first, self.min_frequency = first, min_frequency
+        self.token_len = [1] * 256  # bytes per token id
+        self.np = load_numpy() if len(blocks) >= BULK_MIN_BLOCKS else None  # small inputs: word by word
+        if self.np is not None and max(wcounts) >= 1 << 40:  # sums could pass int64
+            self.np = None
+        if self.np is not None:
+            self.np_counts = self.np.frombuffer(wcounts, dtype=self.np.int64) if wcounts else None
+        self.recounts = 0
+        self.floor = 1 << 62
+        self.index()
+
+    # ----- counting every pair from scratch -------------------------------------------------
+
+    def index(self) -> None:
+        """Count every pair of the current words and track the `budget` most frequent ones
+        (all with the same count as the last of them too; all of them when min_frequency
+        leaves fewer). Exact: counts never rise, so an untracked pair stays below the floor
+        until it is counted again, which happens only when no tracked pair is left."""
+        self.recounts += 1
+        self.pc, self.where, self.heap = {}, {}, []  # all recounted: free the old ones first
+        if self.np is not None:
+            keys, counts = self.count_pairs_numpy()
+            floor = self.min_frequency
+            if len(counts) > self.budget:
+                floor = max(floor, int(self.np.partition(counts, len(counts) - self.budget)[-self.budget]))
+            hot = keys[counts >= floor]
+            pc = dict(zip(map(pair_of_key, hot.tolist()), counts[counts >= floor].tolist(), strict=True))
+            where = self.lists_numpy(hot)
+        else:
+            stats, lists = self.count_pairs_python()
+            floor = self.min_frequency
+            if len(stats) > self.budget:
+                floor = max(floor, nlargest(self.budget, stats.values())[-1])
+            pc = {k: c for k, c in stats.items() if c >= floor}
+            where = {k: array("i", lists[k]) for k in pc}
+        self.floor, self.pc, self.where = floor, pc, where
+        self.prune_at = 2 * max(self.budget, len(pc))
+        per_block = self.per_block
+        if self.first:
+            self.heap = [(_first_key(c, where[k][0] * per_block, 0), k) for k, c in pc.items()]
+        else:
+            self.heap = [(-c, k) for k, c in pc.items()]
+        heapify(self.heap)
+
+    # ----- the merge loop -------------------------------------------------------------------
+
+    def earliest(self, p: str, w_low: int) -> tuple[int, int]:
+        """(word, byte offset) of the first live occurrence of p, searching from word w_low's block."""
+        blocks, cands, sep = self.blocks, self.where[p], SEP
+        for j in range(bisect_left(cands, w_low // self.per_block), len(cands)):
+            b = cands[j]
+            s = blocks[b]
+            q = s.find(p)
+            if q >= 0:
+                start = s.rfind(sep, 0, q) + 1
+                word = b * self.per_block + s.count(sep, 0, q)
+                return word, sum(map(self.token_len.__getitem__, map(ord, s[start:q])))
+        raise AssertionError(f"pair {p!r} has a count but no occurrence")
+
+    def drop(self, p: str) -> None:
+        self.pc.pop(p, None)
+        self.where.pop(p, None)
+
+    def pop_best(self) -> tuple[int, str, int] | None:
+        """Pop the best pair: (count, pair, its first word or a lower bound), None if none is left."""
+        while True:
+            heap, pc, first, floor = self.heap, self.pc, self.first, self.floor
+            while heap:
+                key, p = heap[0]
+                c = pc.get(p, 0)
+                if c < floor:  # counts never rise: this pair is out until a recount
+                    heappop(heap)
+                    self.drop(p)
+                    continue
+                if not first:
+                    if c != -key:
+                        heapreplace(heap, (-c, p))
+                        continue
+                    heappop(heap)
+                    return c, p, 0
+                if c != -(key >> POS_BITS):
+                    heapreplace(heap, (((-c) << POS_BITS) | (key & POS_MASK), p))
+                    continue
+                w_low = (key >> OFF_BITS) & OFF_MASK
+                w, off = self.earliest(p, w_low)
+                if (w, off) != (w_low, key & OFF_MASK):
+                    heapreplace(heap, (_first_key(c, w, off), p))
+                    continue
+                heappop(heap)
+                return c, p, w
+            if floor <= self.min_frequency:
+                return None
+            self.index()  # every tracked pair is spent: count again, with a lower floor
+
+    def best_count(self) -> int:
+        """Exact count of the best tracked pair (0 if none), refreshing stale tops. Pairs
+        that are not tracked are below the floor, so below any tracked pair."""
+        heap, pc, first, floor = self.heap, self.pc, self.first, self.floor
+        while heap:
+            key, p = heap[0]
+            c = pc.get(p, 0)
+            stored = -(key >> POS_BITS) if first else -key
+            if c < floor:
+                heappop(heap)
+                self.drop(p)
+            elif c != stored:
+                heapreplace(heap, (((-c) << POS_BITS) | (key & POS_MASK), p) if first else (-c, p))
+            else:
+                return c
+        return 0
+
+    def prune(self) -> None:
+        """Too many tracked pairs: raise the floor to the budget-th count and forget the rest."""
+        self.floor = max(self.floor, nlargest(self.budget, self.pc.values())[-1])
+        floor = self.floor
+        self.pc = {k: c for k, c in self.pc.items() if c >= floor}
+        self.where = {k: self.where[k] for k in self.pc}
+        self.heap = [e for e in self.heap if e[1] in self.pc]
+        heapify(self.heap)
+        self.prune_at = 2 * max(self.budget, len(self.pc))
+
+    def run(self, num_merges: int, progress: Progress | None, trace: Trace | None) -> MergeResult:
+        merges: list[tuple[int, int]] = []
+        counts: list[int] = []
+        vocab: list[bytes] = [bytes([b]) for b in range(256)]
+        first_id: dict[bytes, int] = {b: i for i, b in enumerate(vocab)}
+        duplicates: dict[int, int] = {}
+        ties = 0
+        stop_reason = None
+        tick = Ticker("merge", num_merges, progress)
+        for step in range(num_merges):
+            entry = self.pop_best()
+            if entry is None:
+                stop_reason = (
+                    f"no pair occurs {self.min_frequency} or more times"
+                    if self.min_frequency > 1
+                    else "no pairs left: every chunk is a single token"
+                )
+                break
+            c, p, w_low = entry
+            tied = self.best_count() == c
+            ties += tied
+            new_id = 256 + step
+            left, right = ord(p[0]), ord(p[1])
+            if trace is not None:
+                trace(self.trace_step(step, p, new_id, c, tied))
+            self.merge(p, chr(new_id), w_low)
+            merges.append((left, right))
+            counts.append(c)
+            token = vocab[left] + vocab[right]
+            vocab.append(token)
+            self.token_len.append(len(token))
+            if token in first_id:
+                duplicates[new_id] = first_id[token]
+            else:
+                first_id[token] = new_id
+            tick.add(1)
+        tick.done()
+        return MergeResult(merges, counts, ties, stop_reason, duplicates)
+
+    def merge(self, p: str, x: str, w_low: int) -> None:
+        """Replace p by x in every word holding it; update counts of the neighbouring pairs."""
+        cands = self.where.pop(p)
+        self.pc.pop(p, None)
+        j0 = bisect_left(cands, w_low // self.per_block)
+        if self.np is not None and len(cands) - j0 >= BULK_MIN_BLOCKS:
+            fresh = self.scan_bulk(p, x, cands, j0)
+        else:
+            fresh = self.scan(p, x, cands, j0)
+        pc, floor, heap, where = self.pc, self.floor, self.heap, self.where
+        first, per_block = self.first, self.per_block
+        for k, (v, e) in fresh.items():
+            if v >= floor:
+                pc[k] = v
+                where[k] = e
+                heappush(heap, (_first_key(v, e[0] * per_block, 0), k) if first else (-v, k))
+        if len(pc) > self.prune_at:
+            self.prune()
+
+    def scan(self, p: str, x: str, cands: array, j0: int) -> dict[str, tuple[int, array]]:
+        """Merge block by block: the words and pair counts change in place; returns the new
+        pairs as pair -> (count, blocks holding it)."""
+        blocks, wcounts, pc, sep, per_block = self.blocks, self.wcounts, self.pc, SEP, self.per_block
+        get = pc.get
+        fresh: dict[str, list[int]] = {}
+        fget = fresh.get
+        for j in range(j0, len(cands)):
+            b = cands[j]
+            s = blocks[b]
+            t = s.replace(p, x)
+            if t is s:  # the block lost p to earlier merges
+                continue
+            blocks[b] = t
+            # Lost: the pairs overlapping an occurrence (the one between two adjacent
+            # occurrences only once), never across a separator.
+            n = len(s)
+            w, at = b * per_block, 0  # the word holding position `at`
+            i = s.find(p)
+            prev_end = -1
+            while i >= 0:
+                w += s.count(sep, at, i)
+                at = i
+                c = wcounts[w]
+                if i and i != prev_end and s[i - 1] != sep:
+                    k = s[i - 1 : i + 1]
+                    v = get(k)
+                    if v is not None:
+                        pc[k] = v - c
+                if i + 2 < n and s[i + 2] != sep:
+                    k = s[i + 1 : i + 3]
+                    v = get(k)
+                    if v is not None:
+                        pc[k] = v - c
+                prev_end = i + 2
+                i = s.find(p, prev_end)
+            # Gained: the pairs holding x (x is new: every x in t comes from this merge).
+            m = len(t)
+            w, at = b * per_block, 0
+            q = t.find(x)
+            while q >= 0:
+                w += t.count(sep, at, q)
+                at = q
+                c = wcounts[w]
+                for k in (
+                    t[q - 1 : q + 1] if q and t[q - 1] != x and t[q - 1] != sep else None,
+                    t[q : q + 2] if q + 1 < m and t[q + 1] != sep else None,
+                ):
+                    if k is None:
+                        continue
+                    e = fget(k)
+                    if e is None:
+                        fresh[k] = [c, b]
+                    else:
+                        e[0] += c
+                        if e[-1] != b:
+                            e.append(b)
+                q = t.find(x, q + 1)
+        return {k: (e[0], array("i", e[1:])) for k, e in fresh.items()}
+
+    def scan_bulk(self, p: str, x: str, cands: array, j0: int) -> dict[str, tuple[int, array]]:
+        """scan() for many blocks at once, a batch at a time: join them, find the occurrences
+        and their neighbours with numpy, and touch each distinct neighbouring pair once."""
+        blocks = self.blocks
+        ids = cands[j0:]
+        strs = itemgetter(*ids)(blocks) if len(ids) > 1 else (blocks[ids[0]],)
+        live = list(map(contains, strs, repeat(p)))  # many have lost p since: skip them
+        if not all(live):
+            ids, strs = list(compress(ids, live)), list(compress(strs, live))
+        counts: dict[str, int] = {}
+        lists: dict[str, array] = {}
+        for group, text, code in self.batches(ids, strs):
+            self.scan_batch(p, x, group, code, counts, lists)
+            deque(map(blocks.__setitem__, group, text.replace(p, x).split(JOIN)), maxlen=0)
+        return {k: (c, lists[k]) for k, c in counts.items()}
+
+    def scan_batch(self, p: str, x: str, group: Sequence[int], code: Any, counts: dict, lists: dict) -> None:
+        """Count changes of one batch: pc falls for lost pairs, counts/lists grow for new ones."""
+        np, pc = self.np, self.pc
+        sep_id, join_id = ord(SEP), ord(JOIN)
+        a, b, xid = ord(p[0]), ord(p[1]), ord(x)
+        hit = np.flatnonzero((code[:-1] == a) & (code[1:] == b))
+        if a == b and len(hit):  # runs like "aaa": keep every other hit from each run's start
+            run_start = np.ones(len(hit), dtype=bool)
+            run_start[1:] = hit[1:] != hit[:-1] + 1
+            first_of_run = np.maximum.accumulate(np.where(run_start, hit, 0))
+            hit = hit[(hit - first_of_run) % 2 == 0]
+        boundary = (code == sep_id) | (code == join_id)
+        words = self.word_of_segment(group)[np.cumsum(boundary, dtype=np.int64)[hit]]
+        weight = self.np_counts[words]
+        after_prev = np.zeros(len(hit), dtype=bool)  # this hit starts where the previous ended
+        after_prev[1:] = hit[1:] == hit[:-1] + 2
+        before_next = np.zeros(len(hit), dtype=bool)
+        before_next[:-1] = after_prev[1:]
+        n = len(code)
+        left_at = np.maximum(hit - 1, 0)
+        has_left = (hit > 0) & ~boundary[left_at] & ~after_prev
+        right_at = np.minimum(hit + 2, n - 1)
+        has_right = (hit + 2 < n) & ~boundary[right_at]
+        left = code[left_at[has_left]].astype(np.int64)
+        right = code[right_at[has_right]].astype(np.int64)
+        # Lost: (left, a) and (b, right). Gained: (left, x) and (x, right), or (x, x)
+        # where two occurrences touch.
+        lost = np.concatenate(((left << SHIFT) | a, (b << SHIFT) | right))
+        both_weight = np.concatenate((weight[has_left], weight[has_right]))
+        get = pc.get
+        keys, sums = sum_by_key(np, lost, both_weight)
+        for key, d in zip(keys.tolist(), sums.tolist(), strict=True):
+            k = pair_of_key(key)
+            v = get(k)
+            if v is not None:
+                pc[k] = v - d
+        gained = np.concatenate(
+            ((left << SHIFT) | xid, (xid << SHIFT) | np.where(before_next[has_right], xid, right))
+        )
+        gained_block = np.concatenate((words[has_left], words[has_right])) // self.per_block
+        order = np.lexsort((gained_block, gained))  # by pair, then block
+        gained, gained_weight, gained_block = gained[order], both_weight[order], gained_block[order]
+        new_pair = np.ones(len(gained), dtype=bool)
+        new_pair[1:] = gained[1:] != gained[:-1]
+        group_starts = np.flatnonzero(new_pair)
+        if not len(group_starts):
+            return
+        totals = np.add.reduceat(gained_weight, group_starts).tolist()
+        keep = new_pair.copy()
+        keep[1:] |= gained_block[1:] != gained_block[:-1]  # one entry per (pair, block)
+        block_ids = gained_block[keep].astype(np.int32)
+        bounds = (4 * np.r_[np.searchsorted(np.flatnonzero(keep), group_starts), len(block_ids)]).tolist()
+        data = block_ids.tobytes()
+        cget = counts.get
+        for g, (key, total) in enumerate(zip(gained[group_starts].tolist(), totals, strict=True)):
+            k = pair_of_key(key)
+            c = cget(k)
+            if c is None:
+                counts[k] = total
+                e = lists[k] = array("i")
+            else:
+                counts[k] = c + total
+                e = lists[k]
+            e.frombytes(data[bounds[g] : bounds[g + 1]])
+
+    # ----- the step-through view ------------------------------------------------------------
+
+    def trace_step(self, step: int, p: str, new_id: int, count: int, tied: bool) -> dict[str, Any]:
+        """What a step-through view shows: the best pairs before this merge, in the rule's order.
+
+        Counts come from self.pc, exact for every tracked pair; untracked pairs are below the
+        floor, so below all of them. `first` ties are ordered by each pair's first live
+        occurrence, found through the reverse index. Only when fewer than TRACE_SHOWN pairs
+        are tracked is everything recounted."""
+        live = [(c, k) for k, c in self.pc.items() if c >= self.floor]
+        if len(live) < TRACE_SHOWN:
+            stats, ranked = self.recount()
+        else:
+            floor = nlargest(TRACE_SHOWN, live)[-1][0]
+            cands = [(c, k) for c, k in live if c >= floor]
+            stats = {k: c for c, k in cands}
+            if self.first:
+                ranked = [k for *_, k in sorted((-c, self.first_at(k), k) for c, k in cands)]
+            else:
+                ranked = [k for _, k in sorted((-c, k) for c, k in cands)]
+        if ranked[0] != p or stats[p] != count:
+            raise AssertionError(f"trace recount disagrees at step {step}: {ranked[0]!r} vs {p!r}")
+        as_ids = lambda k: (ord(k[0]), ord(k[1]))  # noqa: E731
+        tied_with = [as_ids(k) for k in ranked[1 : 1 + TIED_SHOWN] if stats[k] == count]
+        return {
+            "step": step,
+            "pair": as_ids(p),
+            "new_id": new_id,
+            "count": count,
+            "tied_with": tied_with,
+            "rule": ("first" if self.first else "lexical") if tied else "count",
+            "top_pairs": [(as_ids(k), stats[k]) for k in ranked[:TOP_PAIRS]],
+        }
+
+    def first_at(self, k: str) -> tuple[int, int]:
+        """(block, position) of the first live occurrence of pair k: text order."""
+        blocks = self.blocks
+        for b in self.where[k]:
+            q = blocks[b].find(k)
+            if q >= 0:
+                return b, q
+        raise AssertionError(f"pair {k!r} has a count but no occurrence")
+
+    def recount(self) -> tuple[dict[str, int], list[str]]:
+        """All pair counts from scratch, ranked by the tie rule (dict order = first occurrence)."""
+        stats, _ = self.count_pairs_python()
+        if self.first:
+            order = {k: i for i, k in enumerate(stats)}
+            ranked = sorted(stats, key=lambda k: (-stats[k], order[k]))
+        else:
+            ranked = sorted(stats, key=lambda k: (-stats[k], k))
+        return stats, ranked
