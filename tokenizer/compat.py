@@ -19,8 +19,10 @@ and the few routines its Rust core has that ours lacks (`_encode_bytes` and
 Differences, all deliberate: the `num_threads` arguments are accepted and ignored (pure
 Python holds the GIL, so threads would only add overhead, and Pyodide cannot start them);
 a failed `explicit_n_vocab` check or a non-int `is_special_token` argument raises ValueError
-or TypeError where tiktoken asserts; and the reference encodings are built from the ranks
-this package ships, so nothing is ever downloaded.
+or TypeError where tiktoken asserts; ranks must hold all 256 single bytes and distinct ids
+(ValueError; tiktoken's Rust panics later, or at once); an empty `_encode_single_piece` is
+[] (a panic in tiktoken); and the reference encodings are built from the ranks this package
+ships, so nothing is ever downloaded.
 """
 
 from __future__ import annotations
@@ -34,7 +36,20 @@ from typing import Any, Literal, NoReturn
 
 from . import encodings
 from .core import Tokenizer
+from .openai_models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, encoding_name_for_model
 
+__all__ = [  # tiktoken's package names, and its registry's and model table's
+    "Encoding",
+    "get_encoding",
+    "list_encoding_names",
+    "encoding_for_model",
+    "encoding_name_for_model",
+    "ENCODINGS",
+    "ENCODING_CONSTRUCTORS",
+    "MODEL_TO_ENCODING",
+    "MODEL_PREFIX_TO_ENCODING",
+    "TIKTOKEN_VERSION",
+]
 TIKTOKEN_VERSION = "0.14.0"  # the tiktoken release whose API and model table this mirrors
 
 ENDOFTEXT = "<|endoftext|>"
@@ -157,11 +172,10 @@ class Encoding:
             for token in self._tokens_starting_with(suffix):
                 completions.add(self._covering_prefix(self._encode_maybe_text(prefix + token), len(unstable)))
         last = _last_char(unstable)
-        if len(unstable) > 1 and last is not None and _is_white_space(last[0]) and len(unstable) > last[1]:
+        if last and _is_white_space(last[0]) and len(unstable) > last[1]:  # \s+(?!\S) may split there
             cut = len(unstable) - last[1]
-            completions.add(
-                tuple(self._encode_single_piece(unstable[:cut]) + self._encode_single_piece(unstable[cut:]))
-            )
+            head, tail = self._encode_single_piece(unstable[:cut]), self._encode_single_piece(unstable[cut:])
+            completions.add((*head, *tail))
         return stable, [list(c) for c in sorted(completions)]
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
@@ -256,6 +270,7 @@ class Encoding:
         rank = self._mergeable_ranks.get(text_or_bytes)
         if rank is not None:
             return [rank]
+        # Tokenizer's public encoders take str; raw (maybe invalid UTF-8) bytes need its BPE step.
         return list(self._tokenizer._bpe(text_or_bytes)) if text_or_bytes else []
 
     def _encode_only_native_bpe(self, text: str) -> list[int]:
@@ -323,12 +338,8 @@ class Encoding:
         (0 when the text is empty or ends with an allowed special token)."""
         tokens = self._tokenizer.encode(text, allowed_special=allowed, disallowed_special=())
         allowed = allowed & self.special_tokens_set
-        tail = text
-        if allowed:
-            last_special = None
-            for last_special in _special_token_regex(frozenset(allowed)).finditer(text):  # noqa: B007
-                pass
-            tail = text[last_special.end() :] if last_special else text
+        specials = list(_special_token_regex(frozenset(allowed)).finditer(text)) if allowed else []
+        tail = text[specials[-1].end() :] if specials else text
         pieces = self._tokenizer.split(tail)
         return tokens, len(self._encode_single_piece(pieces[-1])) if pieces else 0
 
@@ -490,99 +501,6 @@ def get_encoding(encoding_name: str) -> Encoding:
 
 def list_encoding_names() -> list[str]:
     return list(ENCODING_CONSTRUCTORS)
-
-
-# ----- models -> encodings ------------------------------------------------------------------
-
-MODEL_TO_ENCODING: dict[str, str] = {
-    # reasoning
-    "o1": "o200k_base",
-    "o3": "o200k_base",
-    "o4-mini": "o200k_base",
-    # chat
-    "gpt-5": "o200k_base",
-    "gpt-4.1": "o200k_base",
-    "gpt-4o": "o200k_base",
-    "gpt-4": "cl100k_base",
-    "gpt-3.5-turbo": "cl100k_base",
-    "gpt-3.5": "cl100k_base",
-    "gpt-35-turbo": "cl100k_base",  # Azure's deployment name
-    # base
-    "davinci-002": "cl100k_base",
-    "babbage-002": "cl100k_base",
-    # embeddings
-    "text-embedding-ada-002": "cl100k_base",
-    "text-embedding-3-small": "cl100k_base",
-    "text-embedding-3-large": "cl100k_base",
-    # deprecated text models
-    "text-davinci-003": "p50k_base",
-    "text-davinci-002": "p50k_base",
-    "text-davinci-001": "r50k_base",
-    "text-curie-001": "r50k_base",
-    "text-babbage-001": "r50k_base",
-    "text-ada-001": "r50k_base",
-    "davinci": "r50k_base",
-    "curie": "r50k_base",
-    "babbage": "r50k_base",
-    "ada": "r50k_base",
-    # deprecated code models
-    "code-davinci-002": "p50k_base",
-    "code-davinci-001": "p50k_base",
-    "code-cushman-002": "p50k_base",
-    "code-cushman-001": "p50k_base",
-    "davinci-codex": "p50k_base",
-    "cushman-codex": "p50k_base",
-    # deprecated edit models
-    "text-davinci-edit-001": "p50k_edit",
-    "code-davinci-edit-001": "p50k_edit",
-    # deprecated embeddings
-    "text-similarity-davinci-001": "r50k_base",
-    "text-similarity-curie-001": "r50k_base",
-    "text-similarity-babbage-001": "r50k_base",
-    "text-similarity-ada-001": "r50k_base",
-    "text-search-davinci-doc-001": "r50k_base",
-    "text-search-curie-doc-001": "r50k_base",
-    "text-search-babbage-doc-001": "r50k_base",
-    "text-search-ada-doc-001": "r50k_base",
-    "code-search-babbage-code-001": "r50k_base",
-    "code-search-ada-code-001": "r50k_base",
-    # open models
-    "gpt2": "gpt2",
-    "gpt-2": "gpt2",
-}
-MODEL_PREFIX_TO_ENCODING: dict[str, str] = {  # dated and fine-tuned variants, e.g. gpt-4o-2024-05-13
-    "o1-": "o200k_base",
-    "o3-": "o200k_base",
-    "o4-mini-": "o200k_base",
-    "gpt-5": "o200k_base",
-    "gpt-4.5-": "o200k_base",
-    "gpt-4.1-": "o200k_base",
-    "chatgpt-4o-": "o200k_base",
-    "gpt-4o-": "o200k_base",
-    "gpt-4-": "cl100k_base",  # gpt-4-0314, gpt-4-32k, ...
-    "gpt-3.5-turbo-": "cl100k_base",
-    "gpt-35-turbo-": "cl100k_base",
-    "gpt-oss-": "o200k_harmony",
-    "ft:gpt-4o": "o200k_base",
-    "ft:gpt-4": "cl100k_base",
-    "ft:gpt-3.5-turbo": "cl100k_base",
-    "ft:davinci-002": "cl100k_base",
-    "ft:babbage-002": "cl100k_base",
-}
-
-
-def encoding_name_for_model(model_name: str) -> str:
-    """The encoding a model uses: an exact name first, else the longest matching prefix
-    (so "ft:gpt-4o-mini:org" is o200k_base, not ft:gpt-4's cl100k_base). KeyError if none."""
-    if model_name in MODEL_TO_ENCODING:
-        return MODEL_TO_ENCODING[model_name]
-    prefixes = [p for p in MODEL_PREFIX_TO_ENCODING if model_name.startswith(p)]
-    if prefixes:
-        return MODEL_PREFIX_TO_ENCODING[max(prefixes, key=len)]
-    raise KeyError(
-        f"Could not automatically map {model_name} to a tokeniser. "
-        "Please use `tiktoken.get_encoding` to explicitly get the tokeniser you expect."
-    )
 
 
 def encoding_for_model(model_name: str) -> Encoding:
