@@ -1,11 +1,52 @@
 """Shared test set-up. Paths and helpers live in tests/helpers.py (import them from there);
-the browser fixtures live in tests/browser/conftest.py, so unit runs never build web/dist."""
+the browser fixtures live in tests/browser/conftest.py, so unit runs never build web/dist.
+The server's fixtures are here (its helpers in tests/server_helpers.py)."""
 
 from __future__ import annotations
 
 import sys
 
+import pytest
+
 from tests.helpers import ROOT
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+
+# ----- the server (playground/): its app, test client and a live socket -------------------
+
+
+@pytest.fixture
+def server_dirs(tmp_path):
+    """(web, data): a small built page with escaping symlinks, and an empty data folder."""
+    from tests.server_helpers import build_web_dir
+
+    return build_web_dir(tmp_path), tmp_path / "data"
+
+
+@pytest.fixture
+def app(server_dirs):
+    """The app on those folders, with small upload limits (64 KB a request, 8 KB of text)."""
+    from playground import create_app
+
+    web, data = server_dirs
+    app = create_app(
+        {"WEB_DIR": web, "DATA_DIR": data, "MAX_UPLOAD_BYTES": 64 * 1024, "MAX_TEXT_BYTES": 8 * 1024}
+    )
+    yield app
+    app.extensions["bpe_jobs"].shutdown()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def live(app):
+    """The same app on a real socket: '127.0.0.1:PORT'."""
+    from tests.server_helpers import serving
+
+    with serving(app) as hostport:
+        yield hostport

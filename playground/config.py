@@ -1,0 +1,46 @@
+"""The server's settings: every key `create_app(config)` accepts, with its default and why.
+
+Names the server shares with the library (pattern names, tie-break names, the vocabulary
+minimum) are not settings and are not defined here: they are imported from `tokenizer`, so
+the page, the CLI and the server can never disagree about them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository: server.py, web/, data/
+
+DEFAULTS: dict[str, Any] = {
+    "DATA_DIR": ROOT / "data",  # trained tokenizers (git-ignored)
+    "WEB_DIR": ROOT / "web" / "dist",  # the built page (build_wasm.py)
+    "MAX_UPLOAD_BYTES": 200 * 1024 * 1024,  # bytes: a whole POST /api/train body
+    "MAX_TEXT_BYTES": 16 * 1024 * 1024,  # bytes: the `text` form field (held in memory; files are not)
+    # tokens: above GPT-2's 50257, the whole 16-bit id space; a pure-Python merge loop past
+    # that on a 200 MB upload takes longer than anyone waits at a page. Raise it if you need.
+    "MAX_VOCAB": 65536,
+    "MAX_SPECIAL_TOKENS": 256,  # tokens: far more than any real tokenizer declares
+    "MAX_FILES": 64,  # files: corpus files in one request
+    "MAX_QUEUED_JOBS": 4,  # jobs waiting (not running) before POST /api/train says 429
+    "MAX_RUNNING_JOBS": 1,  # jobs: training is CPU- and memory-heavy, one at a time by default
+    "TRAIN_WORKERS": None,  # processes: passed to train(workers=...); None lets the trainer decide
+    "ALLOWED_HOSTS": [],  # extra Host names (or name:port) besides 127.0.0.1, localhost, [::1]
+    "JOB_HISTORY": 100,  # jobs: finished ones remembered for GET /api/jobs/ID
+}
+
+# Form fields other than files (vocab_size, name, pattern, ...) that a train request may carry,
+# on top of one part per corpus file: the bound on multipart parts werkzeug parses.
+FORM_FIELD_PARTS = 32
+JOBS_DIRNAME = ".jobs"  # temp folders of jobs inside DATA_DIR; a leading dot is never a valid name
+
+
+def load_config(config: dict[str, Any] | None) -> dict[str, Any]:
+    """DEFAULTS updated with `config`, folders resolved, werkzeug's own limits derived."""
+    cfg = {**DEFAULTS, **(config or {})}
+    cfg["DATA_DIR"] = Path(cfg["DATA_DIR"]).resolve()
+    cfg["WEB_DIR"] = Path(cfg["WEB_DIR"]).resolve()
+    cfg["MAX_CONTENT_LENGTH"] = int(cfg["MAX_UPLOAD_BYTES"])
+    cfg["MAX_FORM_MEMORY_SIZE"] = int(cfg["MAX_TEXT_BYTES"])
+    cfg["MAX_FORM_PARTS"] = int(cfg["MAX_FILES"]) + FORM_FIELD_PARTS
+    return cfg

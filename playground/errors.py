@@ -1,0 +1,72 @@
+"""Every error the API answers is JSON: `{"error": "what is wrong and how to fix it"}`.
+
+Views raise `ApiError(status, message)` for a client mistake; the job manager raises its own
+exceptions (it knows nothing of HTTP) and `JOB_ERROR_STATUS` gives each its status code here,
+in the one place that maps Python errors to HTTP.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from .jobs import AlreadyFinished, JobError, JobNotFound, NameTaken, QueueFull
+
+JOB_ERROR_STATUS: dict[type[JobError], int] = {
+    QueueFull: 429,  # Too Many Requests: try again when a job has finished
+    JobNotFound: 404,
+    NameTaken: 409,  # Conflict: the name belongs to a file, an encoding or a running job
+    AlreadyFinished: 409,  # Conflict: nothing left to cancel
+}
+
+bp = Blueprint("errors", __name__)
+
+
+class ApiError(Exception):
+    """A client mistake: becomes `{"error": message}` with `status`."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def error_response(status: int, message: str) -> Response:
+    response = jsonify(error=message)
+    response.status_code = status
+    return response
+
+
+@bp.route("/api/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+def api_not_found(rest: str) -> Response:
+    """Below /api/ an unknown path is a JSON 404, never the page's HTML."""
+    raise ApiError(404, f"no such API endpoint: /api/{rest[:100]}")
+
+
+def init_app(app: Flask) -> None:
+    app.register_error_handler(ApiError, lambda e: error_response(e.status, e.message))
+    app.register_error_handler(JobError, lambda e: error_response(JOB_ERROR_STATUS[type(e)], str(e)))
+    app.register_error_handler(HTTPException, _http_error)
+    app.register_blueprint(bp)
+
+
+def _http_error(e: HTTPException) -> Response:
+    if isinstance(e, RequestEntityTooLarge):
+        limit = current_app.config["MAX_UPLOAD_BYTES"]
+        text_limit = current_app.config["MAX_TEXT_BYTES"]
+        return error_response(
+            413,
+            f"upload too large: the limit is {_human(limit)} per request "
+            f"({_human(text_limit)} for the text field; send bigger text as a file)",
+        )
+    if request.path.startswith("/api/"):
+        return error_response(e.code or 500, e.description or e.name)
+    return e.get_response()  # type: ignore[return-value]
+
+
+def _human(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:g} {unit}" if unit == "bytes" else f"{n:.4g} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)

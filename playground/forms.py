@@ -1,0 +1,188 @@
+"""Checks of the POST /api/train form: each turns a bad field into a 400 that says how to fix it.
+
+The names these checks accept (patterns, tie-break rules, the vocabulary minimum) come from
+the library, so the form accepts exactly what `tokenizer.train.train` accepts.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from pathlib import Path
+
+from werkzeug.datastructures import MultiDict
+
+from tokenizer import patterns
+from tokenizer.patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
+from tokenizer.train import TIE_BREAKS
+
+try:
+    from tokenizer.train import MIN_VOCAB
+except ImportError:  # until the library defines it: 256 byte tokens + 1 merge
+    MIN_VOCAB = 257
+
+from .errors import ApiError
+
+CUSTOM = "custom"  # the pattern choice that sends its own regex in the field 'regex'
+PATTERN_CHOICES = (*PATTERN_NAMES, CUSTOM)  # what the page offers, in its order
+# Every pattern name train() knows (aliases such as cl100k included), the page's first.
+KNOWN_PATTERNS = (*PATTERN_NAMES, *(p for p in (*PATTERNS, NO_SPLIT) if p not in PATTERN_NAMES))
+MAX_REGEX_CHARS = 10_000  # characters: far beyond any real split pattern (cl100k's is ~100)
+MAX_SPECIAL_TOKEN_CHARS = 256  # characters per special token
+UTF8_BLOCK = 1 << 20  # bytes read at once when checking an upload (never the whole file)
+
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # a tokenizer name, safe as a file name
+WINDOWS_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{i}" for i in range(10)),
+    *(f"lpt{i}" for i in range(10)),
+}
+
+
+def form_int(form: MultiDict, field: str, *, default: int | None, lo: int, hi: int) -> int:
+    raw = form.get(field, "").strip()
+    if not raw:
+        if default is None:
+            raise ApiError(400, f"{field} is required ({field}: an integer from {lo} to {hi})")
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, f"{field} must be an integer, got {raw[:40]!r}") from None
+    if not lo <= value <= hi:
+        raise ApiError(400, f"{field} {value} is out of range: {field} must be from {lo} to {hi}")
+    return value
+
+
+def tie_break(form: MultiDict) -> str:
+    value = form.get("tie_break", "").strip() or "first"
+    if value not in TIE_BREAKS:
+        raise ApiError(400, f"unknown tie_break {value[:40]!r}; choose one of: {', '.join(TIE_BREAKS)}")
+    return value
+
+
+def parse_special_tokens(raw: str, limit: int) -> list[str]:
+    """A JSON list of strings, or tokens separated by commas and/or newlines."""
+    raw = raw.strip()
+    if not raw:
+        return []
+    if raw.startswith("["):
+        try:
+            tokens = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise ApiError(400, f"special_tokens looks like JSON but is not valid: {e.msg}") from None
+        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+            raise ApiError(400, "special_tokens as JSON must be a list of strings")
+    else:
+        tokens = [t.strip() for t in re.split(r"[,\n]", raw)]
+        tokens = [t for t in tokens if t]
+    if any(not t for t in tokens):
+        raise ApiError(400, "special_tokens: a special token cannot be empty")
+    if any(len(t) > MAX_SPECIAL_TOKEN_CHARS for t in tokens):
+        raise ApiError(
+            400, f"special_tokens: each token must be at most {MAX_SPECIAL_TOKEN_CHARS} characters"
+        )
+    dupes = sorted({t for t in tokens if tokens.count(t) > 1})
+    if dupes:
+        raise ApiError(400, f"special_tokens: {dupes[0]!r} is listed twice")
+    if len(tokens) > limit:
+        raise ApiError(400, f"special_tokens: at most {limit} tokens")
+    return tokens
+
+
+def resolve_pattern(form: MultiDict) -> tuple[str, str]:
+    """-> (pattern given to train(), label stored for display)."""
+    pattern = form.get("pattern", "").strip() or "gpt4"
+    if pattern == CUSTOM:
+        regex_src = form.get("regex", "")
+        if not regex_src:
+            raise ApiError(400, "pattern 'custom' needs a regular expression in the field 'regex'")
+        if len(regex_src) > MAX_REGEX_CHARS:
+            raise ApiError(400, f"regex is too long (at most {MAX_REGEX_CHARS} characters)")
+        check_regex(regex_src)
+        return regex_src, CUSTOM
+    if pattern not in KNOWN_PATTERNS:
+        choices = ", ".join([*KNOWN_PATTERNS, CUSTOM])
+        raise ApiError(400, f"unknown pattern {pattern[:60]!r}; choose one of: {choices}")
+    return pattern, pattern
+
+
+def check_regex(source: str) -> None:
+    """The regex must compile in `regex` (training) and in the stdlib-`re` translation the
+    page uses under Pyodide; otherwise the tokenizer would train here but fail in the browser."""
+    try:
+        patterns.compile_pattern(source, engine="regex")
+    except (ValueError, TypeError, OverflowError, RecursionError) as e:
+        raise ApiError(400, f"invalid regex: {_strip_prefix(e)}") from None
+    try:
+        patterns.compile_pattern(source, engine="re")
+    except (ValueError, TypeError, OverflowError, RecursionError) as e:
+        raise ApiError(
+            400, f"regex not usable in the browser (the page splits with Python's re): {_strip_prefix(e)}"
+        ) from None
+
+
+def _strip_prefix(e: Exception) -> str:
+    return re.sub(r"^invalid split pattern .*?: ", "", str(e), count=1, flags=re.S)
+
+
+def check_name(name: str) -> str:
+    if not NAME_RE.fullmatch(name):
+        raise ApiError(
+            400,
+            f"unsafe name {name[:80]!r}: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+        )
+    lower = name.lower()
+    if lower.endswith((".json", ".tiktoken")) or lower.split(".")[0] in WINDOWS_RESERVED:
+        raise ApiError(400, f"unsafe name {name!r}: it would clash with file names on some systems")
+    return name
+
+
+def display_filename(filename: str | None, index: int) -> str:
+    """An uploaded file's name as shown back to the user: no folders, printable, bounded."""
+    base = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
+    base = "".join(ch for ch in base if ch.isprintable())[:100]
+    return base or f"file {index + 1}"
+
+
+def check_utf8(path: Path, label: str, block_size: int = UTF8_BLOCK) -> int:
+    """Raise a 400 naming the file and byte offset of the first non-UTF-8 byte; return the size.
+
+    Reads in blocks (a 200 MB upload is never in memory at once); a character split across
+    two blocks is carried over, so the offset is the one `bytes.decode` would report.
+    """
+    pending = b""
+    pos = 0  # bytes of the file consumed before `pending`
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(block_size)
+            final = not block
+            data = pending + block
+            try:
+                _, consumed = codecs.utf_8_decode(data, "strict", final)
+            except UnicodeDecodeError as e:
+                bad = data[e.start : e.start + 4].hex(" ").upper()
+                raise ApiError(
+                    400,
+                    f"{label} is not UTF-8 text: invalid byte(s) at offset {pos + e.start} ({bad}); "
+                    "convert it to UTF-8 first",
+                ) from None
+            pos += consumed
+            pending = data[consumed:]
+            if final:
+                return pos
+
+
+def auto_name(first_label: str | None, vocab_size: int, taken: set[str]) -> str:
+    """'corpus.txt' + 1000 -> 'corpus-1000' (then -2, -3, ... past the names in `taken`)."""
+    stem = Path(first_label).stem if first_label else "text"
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip(".-_")[:40] or "text"
+    base = f"{stem}-{vocab_size}"
+    name, i = base, 2
+    while name.lower() in taken:
+        name, i = f"{base}-{i}", i + 1
+    return name

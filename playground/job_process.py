@@ -1,0 +1,121 @@
+"""The training job's own process: train, save into the job's temp folder, report through a pipe.
+
+JobManager spawns `run_job(conn, spec)` (a fresh interpreter, not a fork of a threaded
+server). The child makes itself a process-group leader, so cancelling the job kills any
+counting pool the trainer starts too, and it exits on its own if the server dies without
+cancelling it. Everything it says goes through `conn` as `(kind, payload)` tuples:
+("progress", {...}) many times, then ("done", result) or ("error", message).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from tokenizer.train import train
+
+PROGRESS_INTERVAL = 0.1  # seconds between progress messages of one phase (the last always goes)
+PARENT_CHECK_INTERVAL = 1.0  # seconds between checks that the server is still there
+
+
+def run_job(conn: Connection, spec: dict[str, Any]) -> None:
+    """Runs in the spawned child: train, save into the job's temp folder, report."""
+    if hasattr(os, "setpgrp"):
+        os.setpgrp()  # cancel kills the whole group, including any counting pool
+    _exit_with_parent(int(spec["parent_pid"]))
+    paths = [path for path, _ in spec["corpus"]]
+
+    def clean(message: str) -> str:
+        """Error messages name the user's files, not our temp paths."""
+        for path, label in spec["corpus"]:
+            message = message.replace(path, label)
+        return message.replace(spec["out_dir"], "the output folder")
+
+    last_sent = [0.0, None]
+
+    def progress(
+        phase: str, done: int, total: int | None, rate: float | None = None, eta: float | None = None
+    ):
+        now = time.monotonic()
+        if phase == last_sent[1] and now - last_sent[0] < PROGRESS_INTERVAL and not (total and done >= total):
+            return
+        last_sent[0], last_sent[1] = now, phase
+        percent = round(100.0 * done / total, 2) if total else None
+        conn.send(
+            (
+                "progress",
+                {
+                    "phase": phase,
+                    "done": done,
+                    "total": total,
+                    "percent": percent,
+                    "rate": _finite(rate),
+                    "eta": _finite(eta),
+                },
+            )
+        )
+
+    try:
+        started = time.time()
+        tok = train(
+            [Path(p) for p in paths],
+            spec["vocab_size"],
+            pattern=spec["pattern"],
+            special_tokens=spec["special_tokens"] or None,
+            tie_break=spec["tie_break"],
+            min_frequency=spec["min_frequency"],
+            workers=spec["workers"],
+            progress=progress,
+        )
+        tok.name = spec["name"]
+        tok.metadata.setdefault("corpus_files", [label for _, label in spec["corpus"]])
+        tok.metadata.setdefault("trained_by", "server.py")
+        tok.metadata.setdefault("pattern_label", spec["pattern_label"])
+        tok.save(Path(spec["out_dir"]) / spec["name"])
+        conn.send(
+            (
+                "done",
+                {
+                    "vocab_size": tok.n_vocab,
+                    "merges": len(tok.merges) if tok.merges is not None else None,
+                    "seconds": round(time.time() - started, 3),
+                },
+            )
+        )
+    except BaseException as e:  # noqa: BLE001 - everything must reach the parent as text
+        message = clean(f"{e}") if isinstance(e, ValueError) else clean(f"{type(e).__name__}: {e}")
+        with contextlib.suppress(Exception):
+            conn.send(("error", message))
+    finally:
+        conn.close()
+
+
+def _finite(x: float | None) -> float | None:
+    """A rate or ETA as JSON can carry it: rounded, and None for inf/NaN or junk."""
+    if x is None:
+        return None
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return round(x, 3) if x == x and abs(x) != float("inf") else None
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """If the server dies without cancelling us (kill -9), stop instead of training for nobody."""
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_CHECK_INTERVAL)
+            if os.getppid() != parent_pid:
+                if hasattr(os, "killpg"):
+                    os.killpg(os.getpgrp(), signal.SIGKILL)
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()

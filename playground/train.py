@@ -1,0 +1,127 @@
+"""POST /api/train: check the form, stream the corpus into the job's folder, queue the job -> 202.
+
+Uploaded files are written straight into the folder the job will train from (`UploadRequest`),
+so a 200 MB corpus is never held in memory and never copied. Every check runs before the job
+is queued; a refused request removes its folder, so it leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import IO, Any
+
+from flask import Blueprint, Flask, Response, current_app, jsonify, request
+
+from . import forms
+from .errors import ApiError
+from .forms import MIN_VOCAB
+from .jobs import JobManager
+from .jobs_api import job_manager
+
+TEXT_FIELD_LABEL = "the text field"  # how the pasted text is named in messages and metadata
+MIN_FREQUENCY = 2  # default: a pair seen once is not merged (train()'s own default)
+MAX_MIN_FREQUENCY = 1 << 40  # any count a corpus within the upload limit can reach
+
+bp = Blueprint("train", __name__)
+
+
+class UploadRequest(Flask.request_class):  # type: ignore[misc, valid-type]
+    """Streams uploaded files straight to disk, into the folder the train view chose.
+
+    Werkzeug would spool them to anonymous temp files; writing them where the job will read
+    them means a 200 MB corpus is never held in memory and never copied.
+    """
+
+    def _get_file_stream(
+        self,
+        total_content_length: int | None,
+        content_type: str | None,
+        filename: str | None = None,
+        content_length: int | None = None,
+    ) -> IO[bytes]:
+        upload_dir = self.environ.get("bpe.upload_dir")
+        if upload_dir is None:
+            return super()._get_file_stream(total_content_length, content_type, filename, content_length)
+        f = tempfile.NamedTemporaryFile(dir=upload_dir, prefix="upload-", suffix=".txt", delete=False)
+        self.environ.setdefault("bpe.uploads", []).append(f)
+        return f
+
+
+@bp.post("/api/train")
+def train_submit() -> tuple[Response, int]:
+    jobs = job_manager()
+    jobs.check_capacity()  # before reading a possibly huge body
+    job_dir = jobs.new_job_dir()
+    request.environ["bpe.upload_dir"] = str(job_dir)
+    try:
+        return _submit(jobs, job_dir, current_app.config)
+    except BaseException:
+        for f in request.environ.get("bpe.uploads", []):
+            f.close()
+        shutil.rmtree(job_dir, ignore_errors=True)
+        raise
+
+
+def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Response, int]:
+    files = request.files.getlist("corpus")  # parses the body: uploads stream into job_dir
+    unexpected = [k for k in request.files if k != "corpus"]
+    if unexpected:
+        raise ApiError(
+            400, f"unexpected file field {unexpected[0][:40]!r}; send corpus files in the field 'corpus'"
+        )
+    form = request.form
+    vocab_size = forms.form_int(form, "vocab_size", default=None, lo=MIN_VOCAB, hi=cfg["MAX_VOCAB"])
+    pattern, pattern_label = forms.resolve_pattern(form)
+    tie_break = forms.tie_break(form)
+    min_frequency = forms.form_int(form, "min_frequency", default=MIN_FREQUENCY, lo=1, hi=MAX_MIN_FREQUENCY)
+    special = forms.parse_special_tokens(form.get("special_tokens", ""), cfg["MAX_SPECIAL_TOKENS"])
+    corpus = _corpus(files, form.get("text", ""), job_dir, cfg["MAX_FILES"])
+    total = sum(forms.check_utf8(Path(path), label) for path, label in corpus)
+    if total == 0:
+        raise ApiError(400, "empty corpus: the uploaded files and text are all empty")
+
+    raw_name = form.get("name", "").strip()
+    first_label = corpus[0][1] if corpus[0][1] != TEXT_FIELD_LABEL else None
+    job = jobs.submit(
+        job_dir=job_dir,
+        name=forms.check_name(raw_name) if raw_name else None,
+        auto_name=lambda taken: forms.auto_name(first_label, vocab_size, taken),
+        params={
+            "vocab_size": vocab_size,
+            "pattern": pattern,
+            "pattern_label": pattern_label,
+            "tie_break": tie_break,
+            "special_tokens": special,
+            "min_frequency": min_frequency,
+            "workers": cfg["TRAIN_WORKERS"],
+        },
+        corpus=corpus,
+        corpus_bytes=total,
+    )
+    response = jsonify(job=job.id, name=job.name, state=job.state, url=f"/api/jobs/{job.id}")
+    response.headers["Location"] = f"/api/jobs/{job.id}"
+    return response, 202
+
+
+def _corpus(files: list, text: str, job_dir: Path, max_files: int) -> list[tuple[str, str]]:
+    """The uploaded files and the pasted text as (path, label shown to the user), in order."""
+    corpus: list[tuple[str, str]] = []
+    for storage in files:
+        storage.close()  # flushes: the job reads the file by its path
+    for i, storage in enumerate(files):
+        path = Path(storage.stream.name)
+        if not storage.filename and path.stat().st_size == 0:
+            continue  # a file input left empty
+        if len(corpus) >= max_files:
+            raise ApiError(400, f"too many corpus files: at most {max_files}")
+        corpus.append((str(path), forms.display_filename(storage.filename, i)))
+    if text:
+        text_path = job_dir / "text.txt"
+        with open(text_path, "w", encoding="utf-8", errors="surrogatepass", newline="") as f:
+            f.write(text)
+        corpus.append((str(text_path), TEXT_FIELD_LABEL))
+    if not corpus:
+        raise ApiError(400, "empty corpus: upload one or more files in 'corpus' or paste text in 'text'")
+    return corpus
