@@ -12,10 +12,12 @@
 //   asks the worker again, so typing never queues training runs.
 // - All text from the user goes into the DOM with textContent, never as HTML.
 //
-// Export: mountLearnView(root, app); app.rpc(op, payload) talks to the worker and
-// app.addLearnedTokenizer(request) puts a byte-level result into the comparison.
+// Export: mountLearnView(root, app); app.rpc(op, payload) talks to the worker,
+// app.addLearnedTokenizer(request) puts a byte-level result into the comparison, and app.names
+// (manifest.json) lists the split patterns and tie-break rules the library knows.
 
 import { el } from "./dom.js";
+import { nameLabel, visible } from "./format.js";
 
 const PRESETS = {
   "nation station ration": "nation station ration",
@@ -29,7 +31,7 @@ const PRESETS = {
     "The order of the merges is the tokenizer: encoding replays them, lowest rank first.",
   ].join("\n"),
 };
-const PATTERNS = ["gpt4", "gpt2", "o200k", "none"];
+const DEFAULT_PATTERN = "gpt4";
 const SPEEDS = [1, 2, 5, 10, 25];
 const utf8 = new TextEncoder();
 
@@ -38,11 +40,6 @@ function ensureStylesheet() {
   if (document.querySelector("link[data-learn-css]")) return;
   const href = new URL("learn.css", import.meta.url).href;
   document.head.append(el("link", { rel: "stylesheet", href, "data-learn-css": "1" }));
-}
-
-// Whitespace made visible in pair tables and the merge list, where a bare space would vanish.
-export function visible(text) {
-  return text.replace(/ /g, "␣").replace(/\n/g, "↵").replace(/\t/g, "⇥").replace(/\r/g, "␍");
 }
 
 // Tokens of one piece after k merges: [id, text, newest] each (tokenizer.learn.render's rule).
@@ -92,14 +89,14 @@ export function mountLearnView(root, app) {
   const mode = el("select", { "data-testid": "learn-mode", "aria-label": "kind of BPE" });
   mode.append(new Option("byte-level (GPT style)", "bytes"), new Option("classic (characters + </w>)", "classic"));
   const pattern = el("select", { "data-testid": "learn-pattern", "aria-label": "split pattern" });
-  for (const p of PATTERNS) pattern.append(new Option(p === "none" ? "none (no pre-tokenization)" : p, p));
-  pattern.append(new Option("custom regex…", "custom"));
+  for (const p of [...app.names.patterns, "custom"]) pattern.append(new Option(nameLabel("pattern", p), p));
+  pattern.value = DEFAULT_PATTERN;
   const regex = el("input", {
     type: "text", class: "learn-regex", spellcheck: false, placeholder: String.raw`e.g. \p{L}+|\p{N}+|\s+`,
     value: String.raw` ?\p{L}+| ?\p{N}+| ?[^\p{L}\p{N}\s]+|\s+`, "data-testid": "learn-regex", "aria-label": "custom split regex",
   });
   const tie = el("select", { "data-testid": "learn-tie-break", "aria-label": "tie-break rule" });
-  tie.append(new Option("first occurrence (minbpe)", "first"), new Option("smallest ids (rustbpe)", "lexical"));
+  for (const t of app.names.tie_breaks) tie.append(new Option(nameLabel("tie_break", t), t));
   const merges = el("input", {
     type: "number", min: 1, max: 2000, value: 200, class: "learn-num",
     "data-testid": "learn-num-merges", "aria-label": "number of merges",

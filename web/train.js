@@ -13,13 +13,16 @@
 // - All text from the user or the server goes into the DOM with textContent, never as HTML.
 //
 // Export: mountTrainPanel(root, app), app being the page's API (see web/app.js): we call
-// app.addTokenizerFromServer(name) when a job is done.
+// app.addTokenizerFromServer(name) when a job is done, and offer the split patterns and tie-break
+// rules of app.names (manifest.json), the names the library defines.
 
 import { el } from "./dom.js";
+import { nameLabel } from "./format.js";
 
 const HEALTH_TIMEOUT_MS = 4000;
 // The bar spans both phases: counting is usually the short one.
 const COUNT_SHARE = 10;
+const DEFAULT_PATTERN = "gpt4";
 
 
 function formatBytes(n) {
@@ -81,7 +84,7 @@ export function mountTrainPanel(root, app) {
     "data-testid": "train-text",
     "aria-label": "training text",
   });
-  const vocab = el("input", { type: "number", value: "1000", min: "257", step: "1", required: true, "data-testid": "train-vocab", class: "train-vocab" });
+  const vocab = el("input", { type: "number", value: "1000", min: String(app.names.min_vocab), step: "1", required: true, "data-testid": "train-vocab", class: "train-vocab" });
   const pattern = el("select", { "data-testid": "train-pattern" });
   const regex = el("input", {
     type: "text",
@@ -93,10 +96,7 @@ export function mountTrainPanel(root, app) {
     hidden: true,
   });
   const tieBreak = el("select", { "data-testid": "train-tie-break" });
-  for (const [value, label] of [
-    ["first", "first occurrence (minbpe)"],
-    ["lexical", "smallest pair (rustbpe)"],
-  ]) tieBreak.append(new Option(label, value));
+  for (const t of app.names.tie_breaks) tieBreak.append(new Option(nameLabel("tie_break", t), t));
   const special = el("input", {
     type: "text",
     placeholder: "<|endoftext|>, <|pad|>",
@@ -300,7 +300,7 @@ export function mountTrainPanel(root, app) {
   // ----- submit / cancel ------------------------------------------------------------------
   function validate() {
     const v = Number(vocab.value);
-    const lo = limits ? limits.min_vocab : 257;
+    const lo = limits ? limits.min_vocab : app.names.min_vocab;
     const hi = limits ? limits.max_vocab : Infinity;
     if (!Number.isInteger(v) || v < lo || v > hi) return `vocab size must be a whole number from ${lo} to ${hi}`;
     if (!files.length && !text.value) return "add a corpus: drop or choose files, or paste text";
@@ -479,9 +479,8 @@ export function mountTrainPanel(root, app) {
     limits = health.limits;
     vocab.min = String(limits.min_vocab);
     vocab.max = String(limits.max_vocab);
-    const labels = { gpt2: "GPT-2", gpt4: "GPT-4 (cl100k)", o200k: "GPT-4o (o200k)", none: "none (no split)", custom: "custom regex…" };
-    for (const p of health.pattern_choices || ["gpt4"]) pattern.append(new Option(labels[p] || p, p));
-    pattern.value = "gpt4";
+    for (const p of [...app.names.patterns, "custom"]) pattern.append(new Option(nameLabel("pattern", p), p));
+    pattern.value = DEFAULT_PATTERN;
     setStatus("");
     setRunning(false);
     refreshSaved();

@@ -57,6 +57,14 @@ def wait_ids(page: Page, encoding: str, want: list[int], timeout: float = 60_000
     assert panel_ids(page, encoding) == want, f"{encoding}: tokens on the page differ from CPython"
 
 
+GLYPHS = {" ": "·", "\t": "⇥", "\r": "␍", "\n": "↵"}
+
+
+def visible(text: str, *, breaks: bool = False) -> str:
+    """web/format.js's visible(): whitespace as glyphs; with breaks, a newline keeps its line break."""
+    return "".join("↵\n" if breaks and c == "\n" else GLYPHS.get(c, c) for c in text)
+
+
 def expected_texts(encoding: str, ids: list[int]) -> list[str]:
     """What each token span must read: its text with visible whitespace, or <HEX BYTES>.
 
@@ -72,8 +80,7 @@ def expected_texts(encoding: str, ids: list[int]) -> list[str]:
         except UnicodeDecodeError:
             out.append("<" + " ".join(f"{x:02X}" for x in b) + ">")
             continue
-        shown = s.replace(" ", "·").replace("\t", "→").replace("\r", "␍").replace("\n", "↵\n")
-        out.append(shown.removesuffix("\n"))
+        out.append(visible(s, breaks=True).removesuffix("\n"))
     return out
 
 

@@ -1,7 +1,7 @@
 """The Learn view in real headless Chromium against the real server and the built page.
 
 Step through `nation station ration` and compare every step (winner, counts, tie note, the
-re-rendered corpus, the merge list) with tokenizer.learn.handle in Python; Back; Play to the
+re-rendered corpus, the merge list) with tokenizer.web.learn.handle in Python; Back; Play to the
 end; "Use as tokenizer" adds a panel that tokenizes exactly like Tokenizer.from_merges; classic
 mode steps too and explains why it cannot join the comparison. One shared page (booting
 Pyodide costs seconds); conftest's guard fails the test on console errors or outside requests.
@@ -11,15 +11,11 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tokenizer import learn
+from tests.browser.pages import visible
 from tokenizer.core import Tokenizer
+from tokenizer.web import learn
 
 CORPUS = "nation station ration"
-
-
-def visible(text: str) -> str:
-    """web/learn.js's visible(): whitespace shown as symbols in tables and the winner line."""
-    return text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace("\r", "␍")
 
 
 def shown_tokens(page: Page) -> list[list]:

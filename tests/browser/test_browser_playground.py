@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.pages import expected_texts, panel, panel_ids, panel_texts, type_text, wait_ids
+from tests.browser.pages import expected_texts, panel, panel_ids, panel_texts, type_text, visible, wait_ids
 from tests.helpers import CORPORA, ROOT
 from tokenizer import Tokenizer, get_encoding
 
@@ -195,7 +195,7 @@ def test_split_view_shows_the_regex_chunks(page: Page):
     page.locator("#opt-split").check()
     for name in DEFAULTS:
         chunks = get_encoding(name).split(text)
-        shown = [c.replace(" ", "·").replace("\t", "→").replace("\n", "↵\n") for c in chunks]
+        shown = [visible(c, breaks=True) for c in chunks]
         expect(panel(page, name).get_by_test_id("chunk")).to_have_text(shown, use_inner_text=False)
     page.locator("#opt-split").uncheck()
     expect(panel(page, "cl100k_base").get_by_test_id("chunks")).to_be_hidden()
@@ -329,7 +329,7 @@ def test_load_tiktoken_and_json_from_disk(page: Page, trained):
         for t in (
             "<" + " ".join(f"{b:02X}" for b in tok.decode_single_token_bytes(i)) + ">"
             if not _valid(tok.decode_single_token_bytes(i))
-            else tok.decode_single_token_bytes(i).decode().replace(" ", "·")
+            else visible(tok.decode_single_token_bytes(i).decode())
             for i in tok.encode(text)
         )
     ]

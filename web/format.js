@@ -1,0 +1,84 @@
+// How the page writes tokens as text: one module for the playground (app.js and its modules) and
+// the Learn view (learn.js), so a space, a tab or a byte looks the same everywhere.
+//
+// - Whitespace is made visible with one glyph per character: a space as ·, a tab as ⇥, a carriage
+//   return as ␍, a line feed as ↵. (⇥ rather than →, because → and ← already mean "makes" and
+//   "made of" in the Learn winner line and the merge list.)
+// - A token is a byte range. Its text is decoded with a *fatal* UTF-8 decoder; a token that is not
+//   valid UTF-8 on its own (a piece of an emoji or of a CJK character) is written as its bytes in
+//   hex, <E4 BD>, never as U+FFFD.
+
+const GLYPHS = { " ": "·", "\t": "⇥", "\r": "␍", "\n": "↵" };
+const fatal = new TextDecoder("utf-8", { fatal: true });
+const lenient = new TextDecoder("utf-8");
+
+// visible("a b\n") === "a·b↵". With { breaks: true } a line feed keeps its line break after the
+// glyph ("a·b↵\n"), so a token view still breaks lines where the text does.
+export function visible(text, { breaks = false } = {}) {
+  return text.replace(/[ \t\r\n]/g, (c) => (breaks && c === "\n" ? "↵\n" : GLYPHS[c]));
+}
+
+// hex(Uint8Array [0xe4, 0xbd]) === "E4 BD"
+export function hex(bytes) {
+  let s = "";
+  for (let i = 0; i < bytes.length; i++) s += (i ? " " : "") + bytes[i].toString(16).toUpperCase().padStart(2, "0");
+  return s;
+}
+
+export function bytesFromHex(h) {
+  const out = new Uint8Array(h.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(h.substr(i * 2, 2), 16);
+  return out;
+}
+
+// The text of `bytes` if they are valid UTF-8 on their own, else null.
+export function tryDecode(bytes) {
+  try {
+    return fatal.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+// Best-effort text (U+FFFD for broken sequences): for tooltips and split chunks, never for tokens.
+export function decodeLenient(bytes) {
+  return lenient.decode(bytes);
+}
+
+// A token's label: its text passed through `show` (e.g. visible), or <HEX> if it is not UTF-8.
+export function tokenLabel(bytes, show = visible) {
+  const s = tryDecode(bytes);
+  return s === null ? `<${hex(bytes)}>` : show(s);
+}
+
+// One of 16 colour classes (style.css .c0-.c15), the same for the same id in every panel.
+export function colorClass(id) {
+  return "c" + (Math.imul(id + 1, 2654435761) >>> 28);
+}
+
+// Code points, not UTF-16 units (an emoji is one character, not two).
+export function countCodePoints(s) {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) n--;
+  }
+  return n;
+}
+
+// Labels for the names the library defines (manifest.json "names"); a name without one is shown
+// as itself, so a pattern or rule the library adds later still appears, just unlabelled.
+const LABELS = {
+  pattern: {
+    gpt2: "GPT-2",
+    gpt4: "GPT-4 (cl100k)",
+    o200k: "GPT-4o (o200k)",
+    none: "none (no pre-tokenization)",
+    custom: "custom regex…",
+  },
+  tie_break: { first: "first occurrence (minbpe)", lexical: "smallest ids (rustbpe)" },
+};
+
+export function nameLabel(kind, name) {
+  return LABELS[kind][name] || name;
+}

@@ -1,0 +1,266 @@
+// Token rendering: a panel's encode result as coloured spans, one per token.
+//
+// Text is handled as UTF-8 bytes, never as JS string offsets: a token is a byte range, its text
+// is decoded per token (format.js), and tokens that form one character only together (the two
+// halves of 東 in cl100k_base) are grouped under that character.
+//
+// A panel's spans are indexed: panel.spans[i] is token i's span and span._i is i, so hovering,
+// highlighting and diff marks find a token's bytes (panel.starts[i], panel.starts[i + 1]) in
+// constant time. Both are kept up to date when lines are reused or patched.
+
+import { el } from "./dom.js";
+import { updateDiff } from "./diff.js";
+import { colorClass, countCodePoints, hex, tryDecode, visible } from "./format.js";
+import { state } from "./state.js";
+
+const FIRST_SLICE = 1500; // tokens rendered synchronously; the rest follow in idle slices
+const SLICE = 1000;
+
+// Token text as the view options say: whitespace made visible (keeping line breaks) or raw.
+export function shown(s) {
+  return state.options.whitespace ? visible(s, { breaks: true }) : s;
+}
+
+// The span's text: its id in the ids view, else its text without the final line break (that
+// break is the one between line blocks).
+export function displayText(span) {
+  if (state.options.ids) return span.dataset.id;
+  const t = span.dataset.text;
+  return t.endsWith("\n") ? t.slice(0, -1) : t;
+}
+
+export function rerenderAll() {
+  for (const p of state.panels) if (p.result) render(p, p.result, p.result.text, { full: true });
+}
+
+// Byte offsets of the tokens: starts[i] is where token i begins, starts[n] the total.
+function tokenStarts(lens) {
+  const starts = new Int32Array(lens.length + 1);
+  for (let i = 0; i < lens.length; i++) starts[i + 1] = starts[i] + lens[i];
+  return starts;
+}
+
+// The token view is a list of line blocks (split after tokens that end with a newline), each
+// `content-visibility: auto`, so the browser lays out and paints only the lines on screen. A new
+// result re-renders only the blocks between the common prefix and the common suffix of the old
+// and new ids: a keystroke in 100 KB of text touches one or two lines, not 25,000 spans.
+export function render(panel, res, text, { full = false } = {}) {
+  const { ids, lens, bytes } = res;
+  const n = ids.length;
+  const starts = tokenStarts(lens);
+  const old = panel.result;
+  const oldBlocks = panel.blocks || [];
+  const oldSpans = panel.spans || [];
+  panel.result = { ids, lens, bytes, starts, text, complete: false };
+  panel.starts = starts;
+  const gen = ++panel.renderGen;
+  panel.countEl.textContent = String(n);
+  const chars = countCodePoints(text);
+  panel.statsEl.textContent = n
+    ? `· ${(chars / n).toFixed(2)} chars/token · ${(bytes.length / n).toFixed(2)} bytes/token`
+    : "";
+
+  // Which old blocks survive: those inside the common prefix, ending on a newline, and those
+  // inside the common suffix whose preceding newline is in the suffix too.
+  const incremental = !full && old && old.complete;
+  let head = 0;
+  let tail = 0;
+  if (incremental) {
+    const on = old.ids.length;
+    const m = Math.min(on, n);
+    let p = 0;
+    while (p < m && old.ids[p] === ids[p]) p++;
+    let q = 0;
+    while (q < m - p && old.ids[on - 1 - q] === ids[n - 1 - q]) q++;
+    tail = oldBlocks.length;
+    while (head < oldBlocks.length && oldBlocks[head].end <= p && oldBlocks[head].hard) head++;
+    while (tail > head && oldBlocks[tail - 1].start > on - q) tail--;
+    if (tail - head === 1 && patchLine(panel, old, oldBlocks, oldSpans, head, p, on - q)) return;
+    for (let k = head; k < tail; k++) oldBlocks[k].el.remove();
+  } else {
+    panel.tokensEl.replaceChildren(); // also drops the blocks of an unfinished sliced render
+  }
+  const delta = n - (old ? old.ids.length : 0);
+  const headBlocks = oldBlocks.slice(0, head);
+  const tailBlocks = incremental ? oldBlocks.slice(tail) : [];
+  const from = head ? oldBlocks[head - 1].end : 0;
+  const spans = new Array(n);
+  for (let i = 0; i < from; i++) spans[i] = oldSpans[i];
+  for (const b of tailBlocks) {
+    for (let i = b.start; i < b.end; i++) {
+      const sp = oldSpans[i];
+      spans[i + delta] = sp;
+      if (sp) sp._i = i + delta;
+    }
+    b.start += delta;
+    b.end += delta;
+  }
+  panel.spans = spans;
+  const middle = [];
+  panel.blocks = [...headBlocks, ...tailBlocks];
+  const before = tailBlocks.length ? tailBlocks[0].el : null;
+  const realTo = tailBlocks.length ? tailBlocks[0].start : n;
+
+  let i = from;
+  let open = null; // a line longer than a slice stays open into the next slice
+  const step = (limit) => {
+    if (gen !== panel.renderGen || panel.removed) return;
+    const frag = document.createDocumentFragment();
+    const budget = i + limit;
+    while (i < realTo && i < budget) {
+      let block = open;
+      if (!block) {
+        block = { el: el("div", { class: "line" }), start: i, end: i, hard: false };
+        middle.push(block);
+        frag.append(block.el);
+      }
+      open = block;
+      while (i < realTo && i < budget) {
+        i = appendToken(panel, block.el, i, n);
+        if (bytes[starts[i] - 1] === 0x0a) {
+          block.hard = true;
+          open = null;
+          break;
+        }
+      }
+      block.end = i;
+    }
+    if (i >= realTo) open = null;
+    panel.tokensEl.insertBefore(frag, before);
+    panel.blocks = [...headBlocks, ...middle, ...tailBlocks];
+    if (i < realTo) {
+      setTimeout(() => step(SLICE), 0);
+      return;
+    }
+    panel.result.complete = true;
+    panel.tokensEl.removeAttribute("aria-busy");
+    panel.tokensEl.dataset.rendered = String(n);
+    if (state.options.diff) updateDiff();
+  };
+  panel.tokensEl.setAttribute("aria-busy", "true");
+  panel.tokensEl.dataset.rendered = "";
+  step(FIRST_SLICE);
+}
+
+// An edit inside one long line (a 100 KB paragraph, minified code) patches that line's spans in
+// place instead of rebuilding the whole line: old tokens [a, b) become new tokens [a, b + delta).
+const PATCH_MIN_LINE = 600; // shorter lines are simply rebuilt
+const PATCH_MAX_TOKENS = 4000; // bigger edits go through the sliced rebuild
+
+function groupOf(span) {
+  const g = span && span.parentElement;
+  return g && g.classList.contains("group") ? g : null;
+}
+
+function patchLine(panel, old, blocks, oldSpans, k, a, b) {
+  const block = blocks[k];
+  const { ids, bytes, starts } = panel.result;
+  const n = ids.length;
+  const on = old.ids.length;
+  const delta = n - on;
+  if (block.end - block.start < PATCH_MIN_LINE) return false;
+  a = Math.max(a, block.start);
+  b = Math.max(a, Math.min(b, block.end));
+  // Never cut a group of partial-character tokens: take whole groups.
+  const ga = groupOf(oldSpans[a]);
+  if (ga) a = ga.firstElementChild._i;
+  const gb = b > a ? groupOf(oldSpans[b - 1]) : groupOf(oldSpans[b]);
+  if (gb) b = gb.lastElementChild._i + 1;
+  if (b > block.end || a < block.start) return false;
+  if (b - a + (b + delta - a) > PATCH_MAX_TOKENS) return false;
+  // A newline removed or added changes the line structure: rebuild instead.
+  for (let i = a; i < b; i++) if (old.bytes[old.starts[i + 1] - 1] === 0x0a) return false;
+  for (let i = a; i < b + delta; i++) if (bytes[starts[i + 1] - 1] === 0x0a) return false;
+
+  const anchorSpan = b < block.end ? oldSpans[b] : null;
+  const anchor = anchorSpan ? groupOf(anchorSpan) || anchorSpan : null;
+  for (let i = a; i < b; i++) {
+    const sp = oldSpans[i];
+    const g = groupOf(sp);
+    sp.remove();
+    if (g && !g.firstElementChild) g.remove();
+  }
+  const spans = new Array(n);
+  for (let i = 0; i < a; i++) spans[i] = oldSpans[i];
+  for (let i = b; i < on; i++) {
+    const sp = oldSpans[i];
+    spans[i + delta] = sp;
+    sp._i = i + delta;
+  }
+  panel.spans = spans;
+  const frag = document.createDocumentFragment();
+  let i = a;
+  while (i < b + delta) i = appendToken(panel, frag, i, b + delta);
+  block.el.insertBefore(frag, anchor);
+  block.end += delta;
+  for (let j = k + 1; j < blocks.length; j++) {
+    blocks[j].start += delta;
+    blocks[j].end += delta;
+  }
+  panel.blocks = blocks;
+  panel.result.complete = true;
+  panel.tokensEl.removeAttribute("aria-busy");
+  panel.tokensEl.dataset.rendered = String(n);
+  if (state.options.diff) updateDiff();
+  return true;
+}
+
+// Appends token i (or a group of tokens forming one character) to `parent`; returns the next index.
+function appendToken(panel, parent, i, n) {
+  const { bytes, starts } = panel.result;
+  const b = bytes.subarray(starts[i], starts[i + 1]);
+  const s = tryDecode(b);
+  if (s !== null) {
+    parent.append(tokenSpan(panel, i, s, b));
+    return i + 1;
+  }
+  // Not valid UTF-8 alone: find the run of following tokens that completes the character(s),
+  // and group them visually under the text they form together.
+  let j = i + 1;
+  let joined = null;
+  while (j < n && j - i < 8) {
+    joined = tryDecode(bytes.subarray(starts[i], starts[j + 1]));
+    j++;
+    if (joined !== null) break;
+  }
+  if (joined === null) {
+    parent.append(tokenSpan(panel, i, null, b));
+    return i + 1;
+  }
+  const group = el("span", {
+    class: "group",
+    "data-char": shown(joined).replace(/\n$/, ""),
+    title: `${j - i} tokens form ${JSON.stringify(joined)}`,
+  });
+  for (let k = i; k < j; k++) {
+    const bk = bytes.subarray(starts[k], starts[k + 1]);
+    group.append(tokenSpan(panel, k, tryDecode(bk), bk));
+  }
+  parent.append(group);
+  return j;
+}
+
+function tokenSpan(panel, i, s, b) {
+  const id = panel.result.ids[i];
+  const span = el("span", {
+    class: s === null ? `tok ${colorClass(id)} bytes` : `tok ${colorClass(id)}`,
+    "data-testid": "token",
+    "data-id": id,
+    // A final newline is the line block's break; the ↵ marks it in the visible-whitespace view.
+    "data-text": s === null ? `<${hex(b)}>` : shown(s),
+  });
+  span.textContent = displayText(span);
+  span._i = i; // index in panel.spans (kept up to date when lines are reused)
+  if (panel.spans) panel.spans[i] = span;
+  return span;
+}
+
+// A decode reply's tokens as spans, outside any panel (the decode box).
+export function tokenFragment(res) {
+  const n = res.ids.length;
+  const owner = { result: { ids: res.ids, bytes: res.bytes, starts: tokenStarts(res.lens) }, spans: null };
+  const frag = document.createDocumentFragment();
+  let i = 0;
+  while (i < n) i = appendToken(owner, frag, i, n);
+  return frag;
+}
