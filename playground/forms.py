@@ -17,11 +17,6 @@ from tokenizer import patterns
 from tokenizer.patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
 from tokenizer.train import TIE_BREAKS
 
-try:
-    from tokenizer.train import MIN_VOCAB
-except ImportError:  # until the library defines it: 256 byte tokens + 1 merge
-    MIN_VOCAB = 257
-
 from .errors import ApiError
 
 CUSTOM = "custom"  # the pattern choice that sends its own regex in the field 'regex'

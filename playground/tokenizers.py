@@ -17,10 +17,10 @@ from flask import Blueprint, Response, current_app, jsonify, send_file
 import tokenizer
 from tokenizer import formats
 from tokenizer.encodings import ENCODING_PATTERN_NAMES, list_encodings
-from tokenizer.train import TIE_BREAKS
+from tokenizer.train import MIN_VOCAB, TIE_BREAKS
 
 from .errors import ApiError
-from .forms import KNOWN_PATTERNS, MIN_VOCAB, NAME_RE, PATTERN_CHOICES
+from .forms import KNOWN_PATTERNS, NAME_RE, PATTERN_CHOICES
 from .jobs_api import job_manager
 from .security import inside
 

@@ -14,9 +14,10 @@ from typing import IO, Any
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
 
+from tokenizer.train import MIN_VOCAB
+
 from . import forms
 from .errors import ApiError
-from .forms import MIN_VOCAB
 from .jobs import JobManager
 from .jobs_api import job_manager
 
