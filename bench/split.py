@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tokenizer.patterns import PATTERNS, ReSplitter, compile_pattern  # noqa: E402
+from tokenizer.patterns import PATTERNS, TIKTOKEN, ReSplitter, compile_pattern  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 TEXTS = {
@@ -71,7 +71,7 @@ def main() -> None:
         engines = {
             "regex": compile_pattern(pattern, engine="regex"),
             "re-fast": compile_pattern(pattern, engine="re"),
-            "re-full": ReSplitter(PATTERNS[pattern], bmp_fast_path=False),
+            "re-full": ReSplitter(PATTERNS[pattern], bmp_fast_path=False, unicode=TIKTOKEN),
         }
         for name, text in texts.items():
             expected = engines["regex"].findall(text)

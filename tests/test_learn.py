@@ -19,7 +19,7 @@ from tests.strategies import tie_heavy_texts
 from tokenizer import classic, learn
 from tokenizer.core import Tokenizer
 from tokenizer.patterns import compile_pattern
-from tokenizer.reference import merge, pair_counts, reference_merges
+from tokenizer._reference import merge, pair_counts, reference_merges
 
 PATTERNS = ["gpt2", "gpt4", "o200k", "none", r"\w+| "]  # the last one skips text
 

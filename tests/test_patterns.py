@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
-from tokenizer import patterns
+from tokenizer import _re_translate, _unicode, patterns
 from tokenizer.patterns import PATTERNS, REGEX, TIKTOKEN, compile_pattern
 
 REPO = Path(__file__).resolve().parent.parent
@@ -227,7 +227,7 @@ def test_custom_patterns_on_random_text(text):
 
 
 def test_none_pattern():
-    for engine in patterns.ENGINES:
+    for engine in patterns.REGEX_ENGINES:
         splitter = compile_pattern("none", engine=engine)
         assert splitter.findall("") == []
         assert splitter.findall("Hello, world 🙂\n") == ["Hello, world 🙂\n"]
@@ -250,7 +250,7 @@ def test_pattern_that_can_match_empty_is_rejected(pattern, engine):
 
 def test_named_patterns_cannot_match_empty():
     for pattern in PATTERNS.values():
-        assert not patterns._can_match_empty(patterns.translate(pattern).source)
+        assert not _re_translate.can_match_empty(patterns.translate(pattern, unicode=TIKTOKEN).source)
 
 
 @pytest.mark.parametrize("engine", ["re", "regex"])
@@ -348,7 +348,7 @@ print(json.dumps({
     "regex_loaded": "regex" in sys.modules,
     "splitter": type(patterns.compile_pattern("gpt4")).__name__,
     "chunks": {name: [patterns.compile_pattern(name).findall(t) for t in texts] for name in ("gpt2", "gpt4", "o200k")},
-    "tables": sorted(m for m in sys.modules if m.startswith("tokenizer._unicode")),
+    "tables": sorted(m for m in sys.modules if m.startswith("tokenizer._unicode_tables")),
 }))
 """
 
@@ -380,22 +380,22 @@ def test_tables_agree_with_installed_regex():
         return [(m.start(), m.end() - 1) for m in regex.finditer(f"(?:{pattern})+", every)]
 
     for cat, hexes in tables.CATEGORY_RANGES.items():
-        assert regex_ranges(rf"\p{{{cat}}}") == patterns._pairs(hexes), cat
-    assert regex_ranges(r"\s") == patterns._pairs(tables.WHITE_SPACE)
-    assert regex_ranges(r"\w") == patterns._pairs(tables.WORD)
+        assert regex_ranges(rf"\p{{{cat}}}") == _unicode.parse_ranges(hexes), cat
+    assert regex_ranges(r"\s") == _unicode.parse_ranges(tables.WHITE_SPACE)
+    assert regex_ranges(r"\w") == _unicode.parse_ranges(tables.WORD)
     assert tables.UNICODE_VERSION == "18.0.0"  # what regex 2026.11.15 uses; tiktoken and Pyodide: 16.0
 
 
 @pytest.mark.parametrize("flavour", patterns.UNICODE_FLAVOURS)
 def test_standins_have_their_category_and_no_special_meaning(flavour):
     tables = patterns.unicode_tables(flavour)
-    white = patterns._white_space(flavour)
+    white = _unicode.white_space(flavour)
     for cat, candidates in tables.STANDINS.items():
-        ranges = patterns._categories_ranges((cat,), flavour)
+        ranges = _unicode.categories_ranges((cat,), flavour)
         for cp in candidates:
             assert 0x100 <= cp <= 0xFFFF and any(a <= cp <= b for a, b in ranges), (cat, hex(cp))
             assert not any(a <= cp <= b for a, b in white)
     astral_categories = {
-        cat for cat, hexes in tables.CATEGORY_RANGES.items() if patterns._pairs(hexes)[-1][1] > 0xFFFF
+        cat for cat, hexes in tables.CATEGORY_RANGES.items() if _unicode.parse_ranges(hexes)[-1][1] > 0xFFFF
     }
     assert astral_categories == set(tables.STANDINS)

@@ -28,7 +28,8 @@ import regex
 import tiktoken
 
 from tests.oracles import tiktoken_reference
-from tokenizer import get_encoding
+from tokenizer import _re_translate, get_encoding
+from tokenizer import _unicode as uni
 from tokenizer import patterns as pt
 
 ENCODINGS = {"gpt2": "gpt2", "cl100k_base": "cl100k", "o200k_base": "o200k"}
@@ -51,23 +52,25 @@ FULL = os.environ.get("PARITY_FULL", "") not in ("", "0")
 
 def category_of(flavour: str) -> list[str]:
     """Code point -> 2-letter general category, from a flavour's tables."""
-    out = [""] * (pt.MAX_CODE_POINT + 1)
+    out = [""] * (uni.MAX_CODE_POINT + 1)
     for cat, hexes in pt.unicode_tables(flavour).CATEGORY_RANGES.items():
-        for a, b in pt._pairs(hexes):
+        for a, b in uni.parse_ranges(hexes):
             out[a : b + 1] = [cat] * (b - a + 1)
     return out
 
 
 CAT16, CAT_REGEX = category_of(pt.TIKTOKEN), category_of(pt.REGEX)
-CHANGED = [cp for cp in range(pt.MAX_CODE_POINT + 1) if CAT16[cp] != CAT_REGEX[cp]]
+CHANGED = [cp for cp in range(uni.MAX_CODE_POINT + 1) if CAT16[cp] != CAT_REGEX[cp]]
 
 
 def sampled_code_points() -> list[int]:
     """Every BMP code point, every changed one, and the edges and a stride of astral runs."""
     if FULL:
-        return [cp for cp in range(pt.MAX_CODE_POINT + 1) if CAT16[cp] != "Cs"]
+        return [cp for cp in range(uni.MAX_CODE_POINT + 1) if CAT16[cp] != "Cs"]
     chosen = set(range(0xD800)) | set(range(0xE000, 0x10000)) | set(CHANGED)
-    runs = itertools.groupby(range(0x10000, pt.MAX_CODE_POINT + 1), key=lambda cp: (CAT16[cp], CAT_REGEX[cp]))
+    runs = itertools.groupby(
+        range(0x10000, uni.MAX_CODE_POINT + 1), key=lambda cp: (CAT16[cp], CAT_REGEX[cp])
+    )
     for _key, run in runs:
         run = list(run)
         chosen.update(run[:16] + run[-16:] + run[::257])
@@ -79,33 +82,35 @@ def tiktoken_members(pattern: str) -> list[tuple[int, int]]:
     ranks = {bytes([b]): b for b in range(256)}
     enc = tiktoken.Encoding("probe", pat_str=f"(?:{pattern})+", mergeable_ranks=ranks, special_tokens={})
     matched = bytes(enc.encode_ordinary(EVERY)).decode("utf-8")
-    return pt._merge([(ord(c), ord(c)) for c in matched])
+    return uni.merge_ranges([(ord(c), ord(c)) for c in matched])
 
 
-EVERY = "".join(chr(cp) for cp in range(pt.MAX_CODE_POINT + 1) if not 0xD800 <= cp <= 0xDFFF)
+EVERY = "".join(chr(cp) for cp in range(uni.MAX_CODE_POINT + 1) if not 0xD800 <= cp <= 0xDFFF)
 
 
 def test_word_class_is_each_engines_own():
     """\\w (and so \\b) in a custom pattern means the engine's own word class: the tiktoken
     tables' WORD is what tiktoken's regex matches, the regex tables' what `regex` matches."""
-    assert pt._word(pt.TIKTOKEN) == tiktoken_members(r"\w")
-    every = "".join(map(chr, range(pt.MAX_CODE_POINT + 1)))
-    assert pt._merge([(m.start(), m.end() - 1) for m in regex.finditer(r"\w+", every)]) == pt._word(pt.REGEX)
+    assert uni.word_ranges(pt.TIKTOKEN) == tiktoken_members(r"\w")
+    every = "".join(map(chr, range(uni.MAX_CODE_POINT + 1)))
+    assert uni.merge_ranges(
+        [(m.start(), m.end() - 1) for m in regex.finditer(r"\w+", every)]
+    ) == uni.word_ranges(pt.REGEX)
 
 
 @pytest.mark.parametrize("name", CLASSES)
 def test_tiktoken_tables_equal_tiktokens_regex(name):
     categories = pt.unicode_tables(pt.TIKTOKEN).CATEGORY_ALIASES[name.upper()]
-    assert pt._categories_ranges(categories, pt.TIKTOKEN) == tiktoken_members(rf"\p{{{name}}}")
+    assert uni.categories_ranges(categories, pt.TIKTOKEN) == tiktoken_members(rf"\p{{{name}}}")
 
 
 def test_white_space_is_the_same_everywhere():
     """tiktoken's \\s (Rust regex: White_Space) = regex's = both tables'; \\d is Nd."""
-    expected = pt._white_space(pt.TIKTOKEN)
-    assert tiktoken_members(r"\s") == expected == pt._white_space(pt.REGEX)
-    every = "".join(map(chr, range(pt.MAX_CODE_POINT + 1)))
-    assert pt._merge([(m.start(), m.end() - 1) for m in regex.finditer(r"\s+", every)]) == expected
-    assert tiktoken_members(r"\d") == pt._categories_ranges(("Nd",), pt.TIKTOKEN)
+    expected = uni.white_space(pt.TIKTOKEN)
+    assert tiktoken_members(r"\s") == expected == uni.white_space(pt.REGEX)
+    every = "".join(map(chr, range(uni.MAX_CODE_POINT + 1)))
+    assert uni.merge_ranges([(m.start(), m.end() - 1) for m in regex.finditer(r"\s+", every)]) == expected
+    assert tiktoken_members(r"\d") == uni.categories_ranges(("Nd",), pt.TIKTOKEN)
 
 
 def test_versions_and_the_known_changes():
@@ -120,9 +125,11 @@ def test_versions_and_the_known_changes():
 def test_standins_stand_for_their_tiktoken_category():
     """The astral stand-in of the fast re path has the code point's 16.0 category."""
     tables = pt.unicode_tables(pt.TIKTOKEN)
-    standin_map = pt._StandinMap({cat: chr(cps[0]) for cat, cps in tables.STANDINS.items()}, pt.TIKTOKEN)
+    standin_map = _re_translate._StandinMap(
+        {cat: chr(cps[0]) for cat, cps in tables.STANDINS.items()}, pt.TIKTOKEN
+    )
     for cat, hexes in tables.CATEGORY_RANGES.items():
-        for a, b in pt._pairs(hexes):
+        for a, b in uni.parse_ranges(hexes):
             for cp in {max(a, 0x10000), b} if b > 0xFFFF else ():
                 assert CAT16[ord(standin_map[chr(cp)])] == cat, hex(cp)
 
@@ -158,7 +165,7 @@ def test_ids_equal_tiktoken_on_every_code_point(name, sample):
 def signature(cp: int, cats: list[str], name: str) -> tuple[bool, ...]:
     """What decides how the named pattern `name` splits around cp (given its classes)."""
     cat = cats[cp]
-    letter, number, space = cat[0] == "L", cat[0] == "N", any(a <= cp <= b for a, b in pt._white_space())
+    letter, number, space = cat[0] == "L", cat[0] == "N", any(a <= cp <= b for a, b in uni.white_space())
     if name != "o200k_base":
         return letter, number, space
     return cat in ("Lu", "Lt"), cat == "Ll", cat in ("Lm", "Lo") or cat[0] == "M", number, space

@@ -14,31 +14,45 @@ Two Unicode "flavours" decide what \\p{..} and \\s mean:
   default for custom patterns, which mean what they mean in `regex`. They compile with
   `regex` when it is importable, else (Pyodide) with the `re` translation of this flavour.
 
-The `re` translation makes \\p{..}, \\s and \\d explicit ranges from the flavour's
-generated tables, imported on first use. For speed it keeps only BMP ranges (sre scans
-astral ranges linearly); text with astral characters has each one replaced by a BMP
-stand-in of the same general category, is matched, and the original text is sliced at
-the match offsets, which the one-for-one substitution leaves unchanged.
-
-After upgrading `regex`, run scripts/gen_unicode_tables.py; tests/test_patterns.py
-checks the "regex" tables against the installed `regex`, tests/test_unicode_parity.py
-the "tiktoken" ones against tiktoken, code point by code point.
+The `re` translation of a pattern, its Unicode tables and the astral stand-ins that keep
+it fast are in _re_translate.py.
 """
 
 from __future__ import annotations
 
-import bisect
 import functools
-import importlib
-import itertools
 import os
 import re
-import unicodedata
-from dataclasses import dataclass
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parser  # type: ignore[attr-defined]
-from types import ModuleType
 from typing import Protocol
+
+from ._re_translate import EMPTY_MATCH_REASON, ReSplitter, can_match_empty, invalid_pattern, translate
+from ._unicode import REGEX, TIKTOKEN, UNICODE_FLAVOURS, unicode_tables, unicode_version
+
+__all__ = [  # what this module defines, and the re translation's public names, importable from here
+    "CL100K_PATTERN",
+    "ENGINE",
+    "NO_SPLIT",
+    "O200K_PATTERN",
+    "PATTERNS",
+    "PATTERN_NAMES",
+    "R50K_PATTERN",
+    "REGEX",
+    "REGEX_ENGINES",
+    "TIKTOKEN",
+    "UNICODE_FLAVOURS",
+    "NoSplit",
+    "ReSplitter",
+    "Splitter",
+    "compile_pattern",
+    "default_engine",
+    "default_unicode",
+    "is_named",
+    "regex_importable",
+    "resolve_pattern",
+    "translate",
+    "unicode_tables",
+    "unicode_version",
+]
 
 R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
@@ -64,11 +78,8 @@ PATTERNS: dict[str, str] = {
     "gpt4o": O200K_PATTERN,
 }
 NO_SPLIT = "none"  # the name for "no pre-tokenization": the whole text is one chunk
-PATTERN_NAMES = (*PATTERNS, NO_SPLIT)
-ENGINES = ("auto", "regex", "re")
-TIKTOKEN, REGEX = "tiktoken", "regex"
-UNICODE_FLAVOURS = (TIKTOKEN, REGEX)
-_TABLE_MODULES = {TIKTOKEN: "_unicode_tables_16", REGEX: "_unicode_tables"}
+PATTERN_NAMES = ("gpt2", "gpt4", "o200k", NO_SPLIT)  # the names the page and the server offer, in order
+REGEX_ENGINES = ("auto", "regex", "re")  # what compile_pattern(engine=...) accepts
 _NAMED_STRINGS = frozenset(PATTERNS.values())
 
 
@@ -90,21 +101,6 @@ def default_unicode(name_or_regex: str) -> str:
 
 
 @functools.cache
-def unicode_tables(flavour: str) -> ModuleType:
-    """The generated tables of a flavour, imported on first use (no .pyc in Pyodide)."""
-    if flavour not in UNICODE_FLAVOURS:
-        raise ValueError(
-            f"unknown unicode flavour {flavour!r}; expected one of {', '.join(UNICODE_FLAVOURS)}"
-        )
-    return importlib.import_module(f".{_TABLE_MODULES[flavour]}", __package__)
-
-
-def unicode_version(flavour: str) -> str:
-    """The Unicode version of a flavour's tables, e.g. "16.0.0" for "tiktoken"."""
-    return unicode_tables(flavour).UNICODE_VERSION
-
-
-@functools.cache
 def regex_importable() -> bool:
     try:
         import regex  # noqa: F401
@@ -117,7 +113,7 @@ def default_engine(name_or_regex: str | None = None, unicode: str | None = None)
     """The engine "auto" picks.
 
     The named patterns always use the `re` translation: only it has tiktoken's Unicode
-    16.0 tables, with BMP-only classes it is 1.5-3.5x faster than `regex`, and it is what
+    16.0 tables, with BMP-only classes it is faster than `regex` (bench/split.py), and it is what
     the browser runs. So does unicode="tiktoken". A custom regex uses `regex` when
     importable (the `re` translation rejects some of its syntax), unless
     TOKENIZER_NO_REGEX=1 asks for `re`.
@@ -148,8 +144,8 @@ def compile_pattern(name_or_regex: str, engine: str = "auto", unicode: str | Non
     Raises ValueError for an invalid pattern, one that can match the empty string, or
     engine="regex" with unicode="tiktoken".
     """
-    if engine not in ENGINES:
-        raise ValueError(f"unknown regex engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    if engine not in REGEX_ENGINES:
+        raise ValueError(f"unknown regex engine {engine!r}; expected one of {', '.join(REGEX_ENGINES)}")
     if unicode is not None and unicode not in UNICODE_FLAVOURS:
         raise ValueError(
             f"unknown unicode flavour {unicode!r}; expected one of {', '.join(UNICODE_FLAVOURS)}"
@@ -189,10 +185,6 @@ class NoSplit:
         return "NoSplit()"
 
 
-def _invalid(pattern: str, reason: object) -> ValueError:
-    return ValueError(f"invalid split pattern {pattern!r}: {reason}")
-
-
 def _compile_with_regex(pattern: str) -> Splitter:
     if not regex_importable():
         raise ValueError("engine 'regex' was asked for but the regex package is not installed")
@@ -201,589 +193,18 @@ def _compile_with_regex(pattern: str) -> Splitter:
     try:
         compiled = regex.compile(pattern)
     except regex.error as e:
-        raise _invalid(pattern, e) from None
+        raise invalid_pattern(pattern, e) from None
     if pattern in PATTERNS.values():
         return compiled  # known never to match "" (tests/test_patterns.py checks it)
     try:  # decide emptiness on the re translation where there is one, so both engines agree
-        can_be_empty = _can_match_empty(translate(pattern, bmp_only=True, unicode=REGEX).skeleton)
+        can_be_empty = can_match_empty(translate(pattern, bmp_only=True, unicode=REGEX).skeleton)
     except (ValueError, re.error):
         can_be_empty = compiled.search("") is not None or any(
             m.start() == m.end() for m in compiled.finditer(_EMPTY_MATCH_PROBE)
         )
     if can_be_empty:
-        raise _invalid(pattern, _EMPTY_MATCH_REASON)
+        raise invalid_pattern(pattern, EMPTY_MATCH_REASON)
     return compiled
 
 
-_EMPTY_MATCH_REASON = "it can match the empty string, which would make empty chunks"
 _EMPTY_MATCH_PROBE = "Hi, DON'T 'll 42 \u0661\u0662 \t\r\n  x\xa0y \u4e16\u754c \U0001f642\u200d! _-+"
-
-
-def _can_match_empty(re_source: str) -> bool:
-    """Whether an `re` pattern can match "" somewhere (assertions are assumed to pass)."""
-    return _nullable(sre_parser.parse(re_source))
-
-
-_ONE_CHAR_OPS = {
-    sre_constants.LITERAL,
-    sre_constants.NOT_LITERAL,
-    sre_constants.ANY,
-    sre_constants.IN,
-    sre_constants.RANGE,
-    sre_constants.CATEGORY,
-}
-_REPEAT_OPS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT}
-
-
-def _nullable(items) -> bool:
-    return all(_item_nullable(op, arg) for op, arg in items)
-
-
-def _item_nullable(op, arg) -> bool:
-    if op in _ONE_CHAR_OPS:
-        return False
-    if op in _REPEAT_OPS:
-        low, _high, item = arg
-        return low == 0 or _nullable(item)
-    if op is sre_constants.SUBPATTERN:
-        return _nullable(arg[-1])
-    if op is sre_constants.ATOMIC_GROUP:
-        return _nullable(arg)
-    if op is sre_constants.BRANCH:
-        return any(_nullable(branch) for branch in arg[1])
-    if op is sre_constants.GROUPREF_EXISTS:
-        _group, yes, no = arg
-        return _nullable(yes) or no is None or _nullable(no)
-    return True  # anchors, lookarounds, backreferences: zero-width or possibly empty
-
-
-# ---------------------------------------------------------------------------
-# Unicode sets as sorted, merged, inclusive (start, end) code-point ranges
-
-Ranges = list[tuple[int, int]]
-MAX_CODE_POINT = 0x10FFFF
-BMP_END = 0xFFFF
-
-
-def _pairs(hexes: str) -> Ranges:
-    """Parse the tables' "start end start end ..." hex strings."""
-    flat = [int(x, 16) for x in hexes.split()]
-    return list(zip(flat[::2], flat[1::2], strict=True))
-
-
-def _merge(ranges: Ranges) -> Ranges:
-    out: Ranges = []
-    for a, b in sorted(ranges):
-        if out and a <= out[-1][1] + 1:
-            if b > out[-1][1]:
-                out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
-
-
-def _complement(ranges: Ranges) -> Ranges:
-    out: Ranges = []
-    start = 0
-    for a, b in ranges:
-        if a > start:
-            out.append((start, a - 1))
-        start = b + 1
-    if start <= MAX_CODE_POINT:
-        out.append((start, MAX_CODE_POINT))
-    return out
-
-
-@functools.cache
-def _categories_ranges(categories: tuple[str, ...], flavour: str = REGEX) -> Ranges:
-    table = unicode_tables(flavour).CATEGORY_RANGES
-    return _merge([r for cat in categories for r in _pairs(table[cat])])
-
-
-@functools.cache
-def _white_space(flavour: str = REGEX) -> Ranges:
-    return _pairs(unicode_tables(flavour).WHITE_SPACE)
-
-
-@functools.cache
-def _word(flavour: str = REGEX) -> Ranges | None:
-    """\\w of the flavour's engine, None where the tables were made without it."""
-    word = getattr(unicode_tables(flavour), "WORD", None)
-    return None if word is None else _pairs(word)
-
-
-def _escape_code_point(cp: int) -> str:
-    if cp < 0x100:
-        return f"\\x{cp:02x}"
-    if cp <= BMP_END:
-        return f"\\u{cp:04x}"
-    return f"\\U{cp:08x}"
-
-
-def _class_body(ranges: Ranges) -> str:
-    parts = []
-    for a, b in ranges:
-        parts.append(_escape_code_point(a) if a == b else f"{_escape_code_point(a)}-{_escape_code_point(b)}")
-    return "".join(parts)
-
-
-def _clip_to_bmp(ranges: Ranges) -> Ranges:
-    return [(a, min(b, BMP_END)) for a, b in ranges if a <= BMP_END]
-
-
-# ---------------------------------------------------------------------------
-# regex syntax -> re syntax
-
-
-@dataclass(frozen=True)
-class Translation:
-    """The `re` source for a `regex` pattern, plus what the astral stand-in trick needs."""
-
-    source: str
-    skeleton: str  # the same with each class as [\x00]: cheap to parse for the empty-match check
-    literals: Ranges  # code points the pattern names explicitly (stand-ins must avoid them)
-    standin_safe: bool  # no astral literals, no backreferences
-
-
-def _normalize_property_name(name: str) -> str:
-    return re.sub(r"[\s_-]", "", name).upper()
-
-
-# i and I are the only ASCII letters whose case-insensitive matches differ (dotted/dotless I).
-_IGNORECASE_I = {"i": r"(?-i:[iI\u0130])", "I": r"(?-i:[iI\u0131])"}
-_SIMPLE_ESCAPES = {"a": 7, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
-_QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
-
-
-class _Translator:
-    """A one-pass scanner over a `regex` (V0) pattern that writes the equivalent `re` pattern.
-
-    Unicode-dependent constructs are rewritten with the generated tables; regex-only
-    or table-dependent syntax we cannot reproduce exactly raises ValueError.
-    """
-
-    def __init__(self, pattern: str, bmp_only: bool, flavour: str):
-        self.pattern = pattern
-        self.bmp_only = bmp_only
-        self.flavour = flavour
-        self.pos = 0
-        self.out: list[str] = []
-        self.skeleton: list[str] = []
-        self.literals: Ranges = []
-        self.standin_safe = True
-        self.ignorecase = [False]  # one entry per open group
-
-    def error(self, reason: str) -> ValueError:
-        return _invalid(self.pattern, f"{reason} (at position {self.pos}; re engine)")
-
-    def translate(self) -> Translation:
-        while self.pos < len(self.pattern):
-            self.outside_class()
-        return Translation(
-            "".join(self.out), "".join(self.skeleton), _merge(self.literals), self.standin_safe
-        )
-
-    def peek(self, n: int = 1) -> str:
-        return self.pattern[self.pos : self.pos + n]
-
-    # -- outside a character class -------------------------------------------------
-
-    def outside_class(self) -> None:
-        ch = self.pattern[self.pos]
-        if ch == "\\":
-            self.escape_outside()
-        elif ch == "[":
-            self.character_class()
-        elif ch == "(":
-            self.group_open()
-        elif ch == ")":
-            if len(self.ignorecase) > 1:
-                self.ignorecase.pop()
-            self.emit(ch)
-        elif ch == "{":
-            self.brace()
-        elif ch in ".^$|*+?":
-            self.emit(ch)
-        else:
-            self.literal(ord(ch), 1)
-
-    def emit(self, text: str) -> None:
-        self.advance_emit(len(text), text)
-
-    def advance_emit(self, consumed: int, text: str, skeleton: str | None = None) -> None:
-        self.out.append(text)
-        self.skeleton.append(text if skeleton is None else skeleton)
-        self.pos += consumed
-
-    def literal(self, cp: int, consumed: int) -> None:
-        """A single literal code point outside a class, spelled with `consumed` pattern chars."""
-        self.note_literal(cp, cp)
-        if self.ignorecase[-1] and chr(cp) in _IGNORECASE_I:
-            self.advance_emit(consumed, _IGNORECASE_I[chr(cp)])
-        elif chr(cp).isascii() and chr(cp).isalnum():
-            self.advance_emit(consumed, chr(cp))
-        else:
-            self.advance_emit(consumed, _escape_code_point(cp))
-
-    def note_literal(self, a: int, b: int) -> None:
-        if self.ignorecase[-1] and b > 0x7F:
-            raise self.error("case-insensitive matching of non-ASCII characters differs between re and regex")
-        if b > BMP_END:
-            self.standin_safe = False
-        self.literals.append((a, b))
-
-    def escape_outside(self) -> None:
-        start = self.pos
-        kind, value, consumed = self.read_escape()
-        if kind == "set":
-            self.advance_emit(consumed, self.render_set(value), "[\\x00]")
-        elif kind == "boundary":  # \b, \B: lookarounds on the engine's own \w
-            w = self.render_set(value)
-            if self.pattern[start + 1] == "b":
-                text = f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))"
-            else:
-                text = f"(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"
-            self.advance_emit(consumed, text, "\\b")
-        elif kind == "char":
-            self.literal(value, consumed)
-        else:  # anchors, backreferences and anything re should judge itself
-            if kind == "backref":
-                self.standin_safe = False
-            self.advance_emit(consumed, self.pattern[start : start + consumed])
-
-    def render_set(self, ranges: Ranges) -> str:
-        if self.bmp_only:
-            ranges = _clip_to_bmp(ranges)
-        if not ranges:
-            return "[^\\x00-\\U0010ffff]"  # matches nothing
-        return f"[{_class_body(ranges)}]"
-
-    def read_escape(self) -> tuple[str, object, int]:
-        """Read the escape at self.pos -> (kind, value, length) without moving.
-
-        kinds: "set" (ranges), "char" (a code point), "boundary" (\\b or \\B: the \\w ranges),
-        "backref", "other" (copied as is).
-        """
-        p, i = self.pattern, self.pos
-        if i + 1 >= len(p):
-            return "other", None, 1  # trailing backslash: re reports it
-        c = p[i + 1]
-        if c in "pP":
-            return self.read_property(c == "P")
-        if c in "sS":
-            ranges = _white_space(self.flavour)
-            return "set", (_complement(ranges) if c == "S" else ranges), 2
-        if c in "dD":
-            ranges = _categories_ranges(("Nd",), self.flavour)
-            return "set", (_complement(ranges) if c == "D" else ranges), 2
-        if c in "wWbB":
-            ranges = _word(self.flavour)
-            if ranges is None:
-                raise self.error(f"\\{c} needs the engine's \\w table, missing from these tables")
-            if self.ignorecase[-1]:
-                raise self.error(f"case-insensitive \\{c} differs between re and regex")
-            self.standin_safe = False  # \w is not decided by general category alone
-            if c in "bB":
-                return "boundary", ranges, 2
-            return "set", (_complement(ranges) if c == "W" else ranges), 2
-        if c in _SIMPLE_ESCAPES:
-            return "char", _SIMPLE_ESCAPES[c], 2
-        if c in "xuU":
-            width = {"x": 2, "u": 4, "U": 8}[c]
-            digits = p[i + 2 : i + 2 + width]
-            if len(digits) == width and all(d in "0123456789abcdefABCDEF" for d in digits):
-                cp = int(digits, 16)
-                if cp <= MAX_CODE_POINT:
-                    return "char", cp, 2 + width
-            return "other", None, 2  # malformed: re reports it
-        if c == "N" and p.startswith("{", i + 2) and "}" in p[i + 3 :]:
-            end = p.index("}", i + 3)
-            try:
-                return "char", ord(unicodedata.lookup(p[i + 3 : end])), end + 1 - i
-            except KeyError:
-                raise self.error(f"unknown character name {p[i + 3 : end]!r}") from None
-        if c == "0":
-            digits = re.match(r"[0-7]{0,2}", p[i + 2 :]).group()
-            return "char", int("0" + digits, 8), 2 + len(digits)
-        if c in "123456789":
-            octal = re.match(r"[0-7]{3}", p[i + 1 :])
-            if octal and c in "1234567" and int(octal.group(), 8) <= 0o377:
-                return "char", int(octal.group(), 8), 4
-            digits = re.match(r"\d{1,2}", p[i + 1 :]).group()
-            return "backref", None, 1 + len(digits)
-        if c.isascii() and c.isalnum():
-            return "other", None, 2  # \A, \Z and letters re rejects (regex-only \X, \G, ...)
-        return "char", ord(c), 2  # an escaped symbol stands for itself
-
-    def read_property(self, negated: bool) -> tuple[str, Ranges, int]:
-        p, i = self.pattern, self.pos
-        if self.ignorecase[-1]:
-            raise self.error("case-insensitive \\p{..} classes differ between re and regex")
-        if p.startswith("{", i + 2):
-            end = p.find("}", i + 3)
-            if end < 0:
-                raise self.error("missing } after \\p{")
-            name, consumed = p[i + 3 : end], end + 1 - i
-        elif i + 2 < len(p):
-            name, consumed = p[i + 2], 3
-        else:
-            raise self.error("missing property name after \\p")
-        name = name.strip()
-        if name.startswith("^"):
-            negated, name = not negated, name[1:]
-        key, sep, value = (
-            re.split(r"([=:])", name, maxsplit=1) if re.search(r"[=:]", name) else ("", "", name)
-        )
-        if sep and _normalize_property_name(key) not in ("GC", "GENERALCATEGORY"):
-            raise self.error(f"only general-category properties are supported, not {name!r}")
-        categories = unicode_tables(self.flavour).CATEGORY_ALIASES.get(_normalize_property_name(value))
-        if categories is None:
-            raise self.error(f"unknown or unsupported property {name!r}")
-        ranges = _categories_ranges(categories, self.flavour)
-        return "set", (_complement(ranges) if negated else ranges), consumed
-
-    # -- groups, flags, braces ---------------------------------------------------------
-
-    def group_open(self) -> None:
-        p, i = self.pattern, self.pos
-        ignorecase = self.ignorecase[-1]
-        flags = re.match(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])", p[i:])
-        if flags and (flags.group(1) or flags.group(2) is not None):
-            on, off = flags.group(1), flags.group(2) or ""
-            for letter in on + off:
-                if letter in "axL":
-                    name = {"a": "ASCII", "x": "VERBOSE", "L": "LOCALE"}[letter]
-                    raise self.error(f"the {name} flag (?{letter}) is not supported")
-            if "i" in on:
-                ignorecase = True
-            if "i" in off:
-                ignorecase = False
-            if flags.group(3) == ")":  # global flags: they apply from here on
-                self.ignorecase[-1] = ignorecase
-                self.advance_emit(flags.end(), flags.group())
-                return
-            self.ignorecase.append(ignorecase)
-            self.advance_emit(flags.end(), flags.group())
-            return
-        if p.startswith("(?#", i):  # comment: copy through the closing parenthesis
-            end = p.find(")", i)
-            end = len(p) if end < 0 else end + 1
-            self.advance_emit(end - i, p[i:end])
-            return
-        if p.startswith("(?P=", i) or p.startswith("(?(", i):
-            self.standin_safe = False
-        named = re.match(r"\(\?P?<(?![=!])[^>]*>|\(\?P=[^)]*|\(\?[:=!>]|\(\?<[=!]|\(\?\(\w*\)|\(\?|\(", p[i:])
-        self.ignorecase.append(ignorecase)
-        self.advance_emit(named.end(), named.group())
-
-    def brace(self) -> None:
-        quantifier = _QUANTIFIER.match(self.pattern, self.pos)
-        if quantifier:
-            self.advance_emit(quantifier.end() - self.pos, quantifier.group())
-            return
-        end = self.pattern.find("}", self.pos)
-        body = self.pattern[self.pos + 1 : end] if end >= 0 else ""
-        if re.search(r"[<=]", body) or body.strip() in ("e", "i", "d", "s"):
-            raise self.error("fuzzy matching {...} is regex-only")
-        self.literal(ord("{"), 1)
-
-    # -- character classes -------------------------------------------------------------
-
-    def character_class(self) -> None:
-        p = self.pattern
-        self.pos += 1
-        negated = self.peek() == "^"
-        if negated:
-            self.pos += 1
-        ranges: Ranges = []
-        first = True
-        while True:
-            if self.pos >= len(p):
-                raise self.error("unterminated character set")
-            ch = p[self.pos]
-            if ch == "]" and not first:
-                self.pos += 1
-                break
-            first = False
-            item = self.class_item()
-            if isinstance(item, list):  # a set escape such as \p{L} or \s
-                ranges.extend(item)
-                continue
-            low = item
-            if self.peek() == "-" and self.pattern[self.pos + 1 : self.pos + 2] not in ("]", ""):
-                self.pos += 1
-                high = self.class_item()
-                if isinstance(high, list) or high < low:
-                    raise self.error("bad character range")
-                self.note_literal(low, high)
-                ranges.append((low, high))
-            else:
-                self.note_literal(low, low)
-                ranges.append((low, low))
-        ranges = _merge(ranges)
-        overmatched = self.dotted_dotless_fix(ranges) if self.ignorecase[-1] else None
-        if self.bmp_only:
-            ranges = _clip_to_bmp(ranges)
-        if not ranges:
-            top = BMP_END if self.bmp_only else MAX_CODE_POINT
-            body = f"[\\x00-{_escape_code_point(top)}]" if negated else "[^\\x00-\\U0010ffff]"
-        else:
-            body = f"[{'^' if negated else ''}{_class_body(ranges)}]"
-        if overmatched and negated:  # re's [^..] misses what its [..] wrongly matches
-            body = f"(?:(?-i:{overmatched})|{body})"
-        elif overmatched:
-            body = f"(?:(?-i:(?!{overmatched})){body})"
-        self.advance_emit(0, body, "[\\x00]")
-
-    def dotted_dotless_fix(self, ranges: Ranges) -> str | None:
-        """The char re's case-insensitive class matches but regex's doesn't, if any.
-
-        With i but not I in a class, re also matches dotless ı; with I but not i, dotted İ
-        (regex follows simple case folding). Other ASCII letters agree.
-        """
-        present = "".join(c for c in "iI\u0131\u0130" if any(a <= ord(c) <= b for a, b in ranges))
-        if present in ("i", "i\u0130"):
-            return "\\u0131"
-        if present in ("I", "I\u0131"):
-            return "\\u0130"
-        if present in ("\u0131", "\u0130"):
-            raise self.error("case-insensitive matching of non-ASCII characters differs between re and regex")
-        return None
-
-    def class_item(self) -> int | Ranges:
-        """One class member at self.pos: a code point, or ranges for a set escape."""
-        p, i = self.pattern, self.pos
-        ch = p[i]
-        if ch == "\\":
-            if p[i + 1 : i + 2] == "b":
-                self.pos += 2
-                return 8  # backspace inside a class
-            kind, value, consumed = self.read_escape()
-            if kind not in ("set", "char"):
-                raise self.error(f"bad escape {p[i : i + consumed]!r} in a character class")
-            self.pos += consumed
-            return value
-        if ch == "[" and p.startswith(":", i + 1) and re.match(r"\[:\^?\w+:\]", p[i:]):
-            raise self.error("POSIX classes [:name:] are regex-only")
-        self.pos += 1
-        return ord(ch)
-
-
-def translate(pattern: str, bmp_only: bool = False, unicode: str | None = None) -> Translation:
-    """Translate a `regex` pattern to an equivalent stdlib `re` pattern.
-
-    bmp_only drops astral code points from the classes; only text without astral
-    characters (or with them replaced by stand-ins) may be matched with the result.
-    unicode: the flavour of the tables, as in compile_pattern (None: by the pattern).
-    """
-    return _translate(pattern, bmp_only, unicode or default_unicode(pattern))
-
-
-@functools.lru_cache(maxsize=64)
-def _translate(pattern: str, bmp_only: bool, flavour: str) -> Translation:
-    return _Translator(pattern, bmp_only, flavour).translate()
-
-
-# ---------------------------------------------------------------------------
-# the re splitter
-
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-
-
-@functools.cache
-def _astral_table(flavour: str) -> tuple[list[int], list[str]]:
-    """Starts of the astral category ranges and their category, for bisect."""
-    entries = sorted(
-        (max(a, 0x10000), cat)
-        for cat, flat in unicode_tables(flavour).CATEGORY_RANGES.items()
-        for a, b in _pairs(flat)
-        if b > BMP_END
-    )
-    return [start for start, _ in entries], [cat for _, cat in entries]
-
-
-class _StandinMap(dict):
-    """astral char -> the BMP stand-in of its general category, filled on first use."""
-
-    def __init__(self, standins: dict[str, str], flavour: str):
-        super().__init__()
-        self.standins = standins
-        self.flavour = flavour
-
-    def __missing__(self, char: str) -> str:
-        starts, categories = _astral_table(self.flavour)
-        standin = self.standins[categories[bisect.bisect_right(starts, ord(char)) - 1]]
-        self[char] = standin
-        return standin
-
-
-def _choose_standins(literals: Ranges, flavour: str) -> dict[str, str] | None:
-    """A BMP stand-in per category that no literal of the pattern names; None if impossible."""
-    chosen = {}
-    for cat, candidates in unicode_tables(flavour).STANDINS.items():
-        free = [cp for cp in candidates if not any(a <= cp <= b for a, b in literals)]
-        if not free:
-            return None
-        chosen[cat] = chr(free[0])
-    return chosen
-
-
-def _restore_astral(text: str, chunks: list[str], ends: list[int], astral_at: list[int]) -> list[str]:
-    """Re-slice from `text` each chunk that covers an astral position (in place)."""
-    end = -1
-    for pos in astral_at:
-        if pos < end:
-            continue  # same chunk as the previous astral character
-        i = bisect.bisect_right(ends, pos)
-        end = ends[i]
-        chunks[i] = text[ends[i - 1] if i else 0 : end]
-    return chunks
-
-
-class ReSplitter:
-    """A `regex` pattern run by stdlib `re`: findall gives what `regex` would with the
-    Unicode tables of the flavour (unicode as in compile_pattern)."""
-
-    def __init__(self, pattern: str, bmp_fast_path: bool = True, unicode: str | None = None):
-        self.pattern = pattern
-        self.unicode = unicode = unicode or default_unicode(pattern)
-        bmp = translate(pattern, bmp_only=True, unicode=unicode)
-        standins = _choose_standins(bmp.literals, unicode) if bmp.standin_safe and bmp_fast_path else None
-        source = bmp.source if standins is not None else translate(pattern, unicode=unicode).source
-        try:
-            self._compiled = re.compile(source)
-        except re.error as e:
-            raise _invalid(pattern, e) from None
-        except (OverflowError, RecursionError) as e:
-            raise _invalid(pattern, e) from None
-        if _can_match_empty(bmp.skeleton):
-            raise _invalid(pattern, _EMPTY_MATCH_REASON)
-        self._standin_map = None if standins is None else _StandinMap(standins, unicode)
-        self._groups = self._compiled.groups
-
-    def findall(self, text: str) -> list:
-        if self._standin_map is None or text.isascii() or _ASTRAL.search(text) is None:
-            return self._compiled.findall(text)
-        astral_at: list[int] = []
-        standin_map = self._standin_map
-
-        def standin(match: re.Match, note=astral_at.append) -> str:
-            note(match.start())
-            return standin_map[match.group()]
-
-        substituted = _ASTRAL.sub(standin, text)
-        if self._groups == 0:
-            chunks = self._compiled.findall(substituted)
-            ends = list(itertools.accumulate(map(len, chunks)))
-            if ends and ends[-1] == len(text):  # the chunks tile the text (the named patterns do)
-                return _restore_astral(text, chunks, ends, astral_at)
-            return [text[m.start() : m.end()] for m in self._compiled.finditer(substituted)]
-        return [self._groups_of(text, m) for m in self._compiled.finditer(substituted)]
-
-    def _groups_of(self, text: str, match: re.Match):
-        """What findall returns for a match of a pattern with groups, sliced from `text`."""
-        parts = tuple(text[s:e] if s >= 0 else "" for s, e in map(match.span, range(1, self._groups + 1)))
-        return parts[0] if self._groups == 1 else parts
-
-    def __repr__(self) -> str:
-        return f"ReSplitter({self.pattern!r}, unicode={self.unicode!r})"
