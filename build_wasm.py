@@ -5,18 +5,20 @@ What goes in, and why:
 - `pyodide/`: the Pyodide core copied from `node_modules/pyodide`, only the five files needed to
   boot (every file from the same npm version: `loadPyodide` checks that the JS and the wasm agree).
   No other Pyodide package is shipped; the page never calls `loadPackage`.
-- `wheels/bpe_playground-VERSION+HASH-py3-none-any.whl`: our `tokenizer` package as a pure-Python
-  wheel, zipped here with `zipfile` (no pip, no build isolation, no network). The content hash in
-  the local version makes the file name change whenever the code does, so no cache ever serves a
-  stale wheel. The zip is deterministic (fixed timestamps, sorted entries).
+- `wheels/bpe_playground-VERSION+HASH-py3-none-any.whl`: our `tokenizer` package without its
+  command line (NOT_IN_WHEEL) as a pure-Python wheel, zipped here with `zipfile` (no pip, no build
+  isolation, no network). The content hash in the local version makes the file name change
+  whenever the code does, so no cache ever serves a stale wheel. The zip is deterministic (fixed
+  timestamps, sorted entries).
 - `encodings/NAME.HASH.bpe`: the reference encodings as the compact binary blobs of
   `tokenizer.encodings.pack_encoding`, which Pyodide loads several times faster than the npm JSON
   or `.tiktoken` text (no base64 decoding of 100k+ strings; see README for the numbers).
 - the page itself (`web/*.html|js|css`), copied.
-- `pyodide/snapshot-HASH.bin`: a Pyodide memory snapshot taken in Node right after importing our
-  package and compiling the split patterns. Booting from it skips CPython's start-up and our imports
-  (in Node: 0.7 s instead of 5.5 s); the worker falls back to a normal boot if it is missing or
-  fails. Made only when node is available; keyed by the wheel and the Pyodide version.
+- `pyodide/snapshot-HASH.bin`: a Pyodide memory snapshot taken in Node (scripts/pyodide_snapshot.mjs)
+  right after importing the worker's Python side (`tokenizer.web.bridge`) and compiling the split
+  patterns. Booting from it skips CPython's start-up and our imports (in Node: 0.7 s instead of
+  5.5 s); the worker falls back to a normal boot if it is missing or fails. Made only when node is
+  available; keyed by the wheel, the Pyodide version and the script.
 - `manifest.json`: versions, every file with its size and sha256, which file is the wheel and which
   file holds each encoding, and the library's names the page offers (patterns, tie-breaks, the
   smallest vocabulary), so the page never keeps its own copy of them. The page reads it first.
@@ -46,6 +48,7 @@ WEB = ROOT / "web"
 DEFAULT_OUT = WEB / "dist"
 PACKAGE = ROOT / "tokenizer"
 PYODIDE_DIR = ROOT / "node_modules" / "pyodide"
+SNAPSHOT_SCRIPT = ROOT / "scripts" / "pyodide_snapshot.mjs"
 PYODIDE_FILES = (
     "pyodide.mjs",
     "pyodide.asm.mjs",
@@ -55,6 +58,9 @@ PYODIDE_FILES = (
 )
 WEB_SUFFIXES = (".html", ".js", ".mjs", ".css", ".svg", ".ico", ".png", ".webmanifest")
 DIST_NAME = "bpe_playground"
+# Parts of the package the page never runs, so never downloads: the encoding blobs (shipped
+# separately, hashed), and the command line (argparse, progress bars; `python -m tokenizer`).
+NOT_IN_WHEEL = ("_data", "cli", "__main__.py")
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
@@ -104,11 +110,11 @@ def project_version() -> str:
 
 
 def package_files() -> list[tuple[str, bytes]]:
-    """(archive path, bytes) of the tokenizer package, sorted; no _data blobs, no caches."""
+    """(archive path, bytes) of the tokenizer package, sorted; no NOT_IN_WHEEL parts, no caches."""
     files = []
     for path in sorted(PACKAGE.rglob("*")):
         rel = path.relative_to(ROOT)
-        if not path.is_file() or "__pycache__" in rel.parts or rel.parts[1:2] == ("_data",):
+        if not path.is_file() or "__pycache__" in rel.parts or rel.parts[1] in NOT_IN_WHEEL:
             continue
         if path.suffix in (".pyc", ".pyo") or path.name.startswith("."):
             continue
@@ -150,25 +156,6 @@ def build_wheel(version: str) -> tuple[str, bytes]:
     return f"{DIST_NAME}-{full_version}-py3-none-any.whl", buf.getvalue()
 
 
-# Runs in Node: boots Pyodide, installs the wheel, imports what the worker needs, snapshots memory.
-SNAPSHOT_JS = r"""
-import { readFileSync, writeFileSync } from "node:fs";
-import { pathToFileURL } from "node:url";
-const [pyodideMjs, wheel, out] = process.argv.slice(2);
-const { loadPyodide } = await import(pathToFileURL(pyodideMjs).href);
-const py = await loadPyodide({ _makeSnapshot: true });
-py.unpackArchive(new Uint8Array(readFileSync(wheel)), "wheel");
-py.runPython(`
-import array, json, re, time
-import tokenizer
-from tokenizer import core, encodings, formats, patterns
-for name in ("gpt2", "cl100k", "o200k"):
-    patterns.compile_pattern(name)
-`);
-writeFileSync(out, py.makeMemorySnapshot());
-"""
-
-
 def build_snapshot(out_dir: Path, wheel_path: Path, key: str) -> str | None:
     """`pyodide/snapshot-KEY.bin` in out_dir (made with node), or None when node is missing or fails."""
     name = f"snapshot-{key}.bin"
@@ -182,12 +169,10 @@ def build_snapshot(out_dir: Path, wheel_path: Path, key: str) -> str | None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "snapshot.mjs"
-        script.write_text(SNAPSHOT_JS)
         tmp_out = Path(tmp) / name
         try:
             subprocess.run(
-                [node, str(script), str(PYODIDE_DIR / "pyodide.mjs"), str(wheel_path), str(tmp_out)],
+                [node, str(SNAPSHOT_SCRIPT), str(PYODIDE_DIR / "pyodide.mjs"), str(wheel_path), str(tmp_out)],
                 check=True,
                 capture_output=True,
                 timeout=300,
@@ -247,7 +232,9 @@ def build(out: Path = DEFAULT_OUT, verbose: bool = False) -> dict:
     _remove_stale(out / "wheels", {wheel_name}, "*.whl")
 
     # 2b. A memory snapshot with our package imported (depends on the wheel and Pyodide).
-    snap_key = hashlib.sha256(f"{wheel_name}|{pyodide_version()}".encode()).hexdigest()[:12]
+    snap_key = hashlib.sha256(
+        f"{wheel_name}|{pyodide_version()}|{sha256_file(SNAPSHOT_SCRIPT)}".encode()
+    ).hexdigest()[:12]
     snapshot = build_snapshot(out, out / "wheels" / wheel_name, snap_key)
     _remove_stale(out / "pyodide", {Path(snapshot).name} if snapshot else set(), "snapshot-*.bin")
 

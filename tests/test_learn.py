@@ -1,4 +1,4 @@
-"""The Learn view's back end (tokenizer.learn): every step against a full recount, the
+"""The Learn view's back end (tokenizer.web.learn): every step against a full recount, the
 rendering at step k against encoding with the first k merges, classic against subword-nmt."""
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
 from tests.strategies import tie_heavy_texts
-from tokenizer import classic, learn
+from tokenizer import classic
+from tokenizer._reference import merge, pair_counts, reference_merges
 from tokenizer.core import Tokenizer
 from tokenizer.patterns import compile_pattern
-from tokenizer._reference import merge, pair_counts, reference_merges
+from tokenizer.web import learn
 
 PATTERNS = ["gpt2", "gpt4", "o200k", "none", r"\w+| "]  # the last one skips text
 

@@ -2,6 +2,8 @@
 //
 // Why a worker: booting Pyodide on the main thread freezes the page for ~6 s, and encoding
 // 100 KB takes longer than a frame. Here the UI stays responsive while this thread works.
+// The Python this thread runs is tokenizer/web/bridge.py (one function per op below); this file
+// only boots Pyodide, installs the wheel, fetches blobs and turns replies into typed arrays.
 // Why only local files: the page must work offline, as plain static files; so the Pyodide core
 // comes from ./pyodide/ (copied by build_wasm.py), our package is a wheel unpacked straight into
 // site-packages (no micropip, never `loadPackage`, which would try to fetch extra packages), and
@@ -18,257 +20,27 @@
 //   merge_list {name, query, offset, limit} -> rows of [rank, left, right, bytes]
 //   bench_load {name, format, url} -> {fetch_ms, parse_ms}: load an encoding from JSON/.tiktoken/blob
 //   prefetch {names}          -> no reply: start downloading these encodings' blobs
-//   learn {request}           -> tokenizer.learn.handle(request): step-through training for the Learn view
+//   learn {request}           -> tokenizer.web.learn.handle(request): step-through training for the Learn view
 //   learn_adopt {request}     -> info of a tokenizer made from a Learn result (joins the comparison)
 // Typed arrays are transferred, not copied. Unsolicited messages: {type: "progress", stage, ...}
 // during boot, then {type: "ready", ...}; {type: "fatal", error} if booting failed.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
-const BRIDGE = String.raw`
-import json
-import time
-from array import array
-
-from tokenizer import Tokenizer, formats
-from tokenizer.encodings import encoding_from_npm_json, register_encoding
-from tokenizer.hf_export import from_hf_json
-
-_toks = {}
-_merge_cache = {}
-
-
-def _info(tok):
-    return json.dumps({
-        "name": tok.name,
-        "n_vocab": tok.n_vocab,
-        "pattern": tok.pattern,
-        "pattern_regex": tok.pattern_regex,
-        "special_tokens": tok.special_tokens,
-        "n_ranks": len(tok.mergeable_ranks),
-    })
-
-
-def load_blob(name, buf):
-    tok = register_encoding(buf.to_bytes())
-    _toks[name] = tok
-    return _info(tok)
-
-
-def _len_table(tok):
-    """Byte length of every id, as a list: map(list.__getitem__, ids) runs at C speed."""
-    table = getattr(tok, "_playground_lens", None)
-    if table is None:
-        table = [0] * tok.n_vocab
-        for token, rank in tok.mergeable_ranks.items():
-            table[rank] = len(token)
-        for token_id in tok.duplicate_ids:
-            table[token_id] = len(tok.decode_single_token_bytes(token_id))
-        for special, token_id in tok.special_tokens.items():
-            table[token_id] = len(special.encode("utf-8"))
-        tok._playground_lens = table
-    return table
-
-
-def _pack(tok, ids, text=None):
-    """ids, per-token byte lengths (int32) and all tokens' bytes, concatenated.
-
-    The concatenation is the text's UTF-8 (BPE is lossless), so it is not rebuilt token by token
-    (that took 0.5 s for 80k tokens in Pyodide) unless the text has lone surrogates.
-    """
-    lens = array("i", map(_len_table(tok).__getitem__, ids))
-    data = None
-    if text is not None:
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:
-            data = None
-    if data is None or len(data) != sum(lens):
-        data = b"".join(tok.decode_tokens_bytes(ids))
-    return array("i", ids).tobytes(), lens.tobytes(), data
-
-
-def encode(name, text):
-    tok = _toks[name]
-    t = time.perf_counter()
-    ids = tok.encode(text, allowed_special="all")
-    ms = (time.perf_counter() - t) * 1000
-    return (*_pack(tok, ids, text), ms)
-
-
-def split(name, text):
-    tok = _toks[name]
-    data = text.encode("utf-8", "replace")
-    chunks = [c.encode("utf-8", "replace") for c in tok.split(text)]
-    return array("i", map(len, chunks)).tobytes(), b"".join(chunks) if chunks else data[:0]
-
-
-def decode(name, ids):
-    tok = _toks[name]
-    ids = [int(i) for i in ids.to_py()]
-    parts = tok.decode_tokens_bytes(ids)  # a clear error for an id the vocabulary lacks
-    data = b"".join(parts)
-    lens = array("i", map(len, parts)).tobytes()
-    return array("i", ids).tobytes(), lens, data, data.decode("utf-8", "replace")
-
-
-def info(name):
-    return _info(_toks[name])
-
-
-def _unique_name(name):
-    base = name or "custom"
-    name, n = base, 2
-    while name in _toks:
-        name, n = f"{base}-{n}", n + 1
-    return name
-
-
-def load_user(tiktoken_text, json_text, hf_text, source, force_name=None):
-    """A tokenizer from the user's files: .tiktoken + .json, a lone .tiktoken, or HF tokenizer.json.
-
-    force_name (a tokenizer the server trained) replaces any earlier one of that name; otherwise a
-    clashing name gets a suffix, so loading a file never hides a panel's tokenizer.
-    """
-    if hf_text:
-        try:
-            obj = json.loads(hf_text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{source}:{e.lineno}: invalid JSON: {e.msg}") from None
-        tok = from_hf_json(obj, source)
-    else:
-        ranks = formats.parse_tiktoken(tiktoken_text, source) if tiktoken_text else None
-        if json_text:
-            try:
-                meta = json.loads(json_text)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{source}:{e.lineno}: invalid JSON: {e.msg}") from None
-            if not isinstance(meta, dict):
-                raise ValueError(f"{source}: expected a JSON object at the top level")
-            if "model" in meta and "merges" not in meta:
-                return load_user(None, None, json_text, source, force_name)
-            tok = Tokenizer.from_json(meta, ranks, source=source)
-        elif ranks is not None:
-            tok = Tokenizer(ranks, "gpt4", name=source.rsplit(".", 1)[0])
-        else:
-            raise ValueError("no file given")
-    tok.name = force_name or _unique_name(tok.name)
-    _toks[tok.name] = tok
-    _merge_cache.pop(tok.name, None)
-    return _info(tok)
-
-
-def _split_token(tok, token):
-    """The two tokens whose merge made 'token': BPE on its bytes, using only lower ranks."""
-    rank = tok.mergeable_ranks[token]
-    parts = [token[i : i + 1] for i in range(len(token))]
-    get = tok.mergeable_ranks.get
-    while len(parts) > 2:
-        best, best_i = None, -1
-        for i in range(len(parts) - 1):
-            r = get(parts[i] + parts[i + 1])
-            if r is not None and r < rank and (best is None or r < best):
-                best, best_i = r, i
-        if best is None:
-            return None
-        parts[best_i : best_i + 2] = [parts[best_i] + parts[best_i + 1]]
-    return tuple(parts) if len(parts) == 2 else None
-
-
-def _tree(tok, token_id, depth=0):
-    data = tok.decode_single_token_bytes(token_id)
-    node = {"id": token_id, "bytes": data.hex(), "rank": tok.mergeable_ranks.get(data)}
-    if token_id in tok.special_tokens.values():
-        node["special"] = True
-        return node
-    if tok.merges is not None and token_id >= 256 and token_id - 256 < len(tok.merges):
-        left, right = tok.merges[token_id - 256]
-    elif len(data) > 1:
-        pair = _split_token(tok, data)
-        if pair is None:
-            return node
-        left, right = tok.mergeable_ranks[pair[0]], tok.mergeable_ranks[pair[1]]
-    else:
-        return node
-    if depth < 64:
-        node["left"] = _tree(tok, left, depth + 1)
-        node["right"] = _tree(tok, right, depth + 1)
-    return node
-
-
-def merge_tree(name, token_id):
-    return json.dumps(_tree(_toks[name], int(token_id)))
-
-
-def _by_rank(name):
-    """Multi-byte tokens in rank order (the merge order), cached per tokenizer."""
-    rows = _merge_cache.get(name)
-    if rows is None:
-        tok = _toks[name]
-        rows = sorted((rank, token) for token, rank in tok.mergeable_ranks.items() if len(token) > 1)
-        _merge_cache[name] = rows
-    return rows
-
-
-def _pair(tok, rank, token):
-    if tok.merges is not None and 256 <= rank < 256 + len(tok.merges):
-        return tok.merges[rank - 256]
-    pair = _split_token(tok, token)
-    if pair is None:
-        return (-1, -1)
-    return tok.mergeable_ranks[pair[0]], tok.mergeable_ranks[pair[1]]
-
-
-def merge_list(name, query, offset, limit):
-    """One page of the merges in order, optionally only those whose token contains the query.
-
-    Only the rows shown are split into their pair: all of o200k's would take seconds here.
-    """
-    tok = _toks[name]
-    rows = _by_rank(name)
-    if query:
-        q = query.encode("utf-8")
-        rows = [r for r in rows if q in r[1]]
-    page = rows[offset : offset + limit]
-    out = []
-    for rank, token in page:
-        a, b = _pair(tok, rank, token)
-        out.append([rank, a, b, token.hex()])
-    return json.dumps({"total": len(rows), "rows": out})
-
-
-def learn(request_json):
-    """Step-through training for the Learn view (tokenizer.learn owns the logic)."""
-    from tokenizer import learn as learn_mode
-
-    return json.dumps(learn_mode.handle(json.loads(request_json)))
-
-
-def learn_adopt(request_json):
-    """Turn a Learn view result into a tokenizer that joins the comparison."""
-    from tokenizer import learn as learn_mode
-
-    tok = learn_mode.to_tokenizer(json.loads(request_json))
-    tok.name = _unique_name(tok.name)
-    _toks[tok.name] = tok
-    _merge_cache.pop(tok.name, None)
-    return _info(tok)
-
-
-def bench_load(name, fmt, buf):
-    from tokenizer.encodings import ENCODING_PATTERN_NAMES, encoding_from_bytes
-
-    data = buf.to_bytes()
-    t = time.perf_counter()
-    if fmt == "blob":
-        tok = encoding_from_bytes(data)
-    elif fmt == "json":
-        tok = encoding_from_npm_json(name, json.loads(data))
-    elif fmt == "tiktoken":
-        tok = Tokenizer(formats.parse_tiktoken(data.decode("ascii")), ENCODING_PATTERN_NAMES[name])
-    else:
-        raise ValueError(fmt)
-    return (time.perf_counter() - t) * 1000, len(tok.mergeable_ranks)
-`;
+// tokenizer/web/bridge.py, in our wheel: the functions handle() below calls.
+const BRIDGE_MODULE = "tokenizer.web.bridge";
+const BRIDGE_FUNCTIONS = [
+  "load_blob",
+  "encode",
+  "split",
+  "decode",
+  "info",
+  "load_user",
+  "merge_tree",
+  "merge_list",
+  "bench_load",
+  "learn",
+  "learn_adopt",
+];
 
 const post = (msg, transfer = []) => self.postMessage(msg, transfer);
 const progress = (stage, extra = {}) => post({ type: "progress", stage, t: performance.now(), ...extra });
@@ -318,13 +90,10 @@ const booted = (async () => {
   py = pyodide;
   progress("wheel", { label: "Installing the tokenizer…", boot_ms: performance.now() - t0 });
   py.unpackArchive(wheel, "wheel");
-  py.runPython(BRIDGE);
-  const g = py.globals;
-  api = Object.fromEntries(
-    ["load_blob", "encode", "split", "decode", "info", "load_user", "merge_tree", "merge_list", "bench_load", "learn", "learn_adopt"].map(
-      (n) => [n, g.get(n)],
-    ),
-  );
+  // Already imported when booted from the snapshot. The module proxy lives as long as this
+  // worker: destroying it would destroy the function proxies borrowed from it.
+  const bridge = py.pyimport(BRIDGE_MODULE);
+  api = Object.fromEntries(BRIDGE_FUNCTIONS.map((n) => [n, bridge[n]]));
   post({ type: "ready", ms: performance.now() - t0, pyodide: manifest.pyodide.version });
 })();
 booted.catch((e) => post({ type: "fatal", error: errorText(e) }));

@@ -1,5 +1,6 @@
 """The encoder under Pyodide (Node + npm pyodide, the wasm Python the page's worker runs) gives
-exactly CPython's ids, for all five reference encodings.
+exactly CPython's ids, for all five reference encodings; and the worker's Python side
+(tokenizer.web.bridge) answers there exactly as it does in CPython.
 
 Why this matters: in the browser `regex` is not importable, so splitting goes through the
 stdlib-`re` translation of the patterns, on Pyodide's Python version; any difference would
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,8 @@ from hypothesis import strategies as st
 
 from tests.helpers import CORPORA, ROOT, missing
 from tokenizer import get_encoding, list_encodings
+from tokenizer.encodings import build_blobs
+from tokenizer.web import bridge
 
 RUNNER = Path(__file__).with_name("pyodide_runner.mjs")
 ENCODINGS = list_encodings()
@@ -179,3 +183,50 @@ def test_hypothesis_ids_equal_cpython(pyodide, batch):
         got = pyodide.encode(encoding, batch)
         tok = get_encoding(encoding)
         assert got == [tok.encode_ordinary(t) for t in batch], encoding
+
+
+def test_every_module_of_the_wheel_imports(pyodide, web_dist):
+    """The wheel leaves the command line out (build_wasm.NOT_IN_WHEEL): nothing in it may need it."""
+    manifest = json.loads((web_dist / "manifest.json").read_text())
+    with zipfile.ZipFile(web_dist / manifest["wheel"]) as zf:
+        paths = [n for n in zf.namelist() if n.startswith("tokenizer/") and n.endswith(".py")]
+    modules = [p[: -len(".py")].replace("/", ".").removesuffix(".__init__") for p in paths]
+    assert "tokenizer.web.bridge" in modules and not any(".cli" in m for m in modules), modules
+    assert pyodide.ask("import", modules=modules)["imported"] == len(modules)
+
+
+def plain(value):
+    """A CPython bridge answer as the runner writes a Pyodide one: bytes as {hex}, tuples as lists."""
+    if isinstance(value, bytes):
+        return {"hex": value.hex()}
+    if isinstance(value, (tuple, list)):
+        return [plain(v) for v in value]
+    return value
+
+
+BRIDGE_TEXT = "Hello, DON'T stop 12345 東京 🙂 👩‍💻 naïve <|endoftext|>\n\n\tx"
+BRIDGE_CALLS = [
+    ("encode", ["cl100k_base", BRIDGE_TEXT]),
+    ("encode", ["o200k_base", BRIDGE_TEXT]),
+    ("split", ["gpt2", BRIDGE_TEXT]),
+    ("decode", ["cl100k_base", [9906, 11, 1226, 100257, 20276]]),
+    ("info", ["o200k_base"]),
+    ("merge_tree", ["cl100k_base", 6625]),
+    ("merge_list", ["gpt2", "ello", 3, 20]),
+    ("learn", [json.dumps({"corpus": "low lower lowest " * 4, "pattern": "gpt4", "num_merges": 6})]),
+    ("learn", [json.dumps({"corpus": "low lower lowest " * 4, "mode": "classic", "num_merges": 6})]),
+]
+
+
+@pytest.mark.parametrize(
+    ("fn", "args"), BRIDGE_CALLS, ids=[f"{fn}-{args[0][:12]}" for fn, args in BRIDGE_CALLS]
+)
+def test_bridge_answers_equal_cpython(pyodide, fn, args):
+    """What the worker gets from each op under Pyodide is what CPython's bridge answers (timings aside)."""
+    for name in ("gpt2", "cl100k_base", "o200k_base"):
+        bridge.load_blob(name, build_blobs()[name].read_bytes())
+    got = pyodide.ask("bridge", fn=fn, args=args)["result"]
+    want = plain(getattr(bridge, fn)(*args))
+    if fn == "encode":
+        got, want = got[:3], want[:3]  # the last item is the time it took
+    assert got == want

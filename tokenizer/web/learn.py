@@ -33,11 +33,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import classic
-from .core import Tokenizer
-from .counting import chunk_spans, count_chunks
-from .patterns import NO_SPLIT, compile_pattern
-from .train import learn_merges
+from .. import classic
+from ..core import Tokenizer
+from ..counting import chunk_spans, count_chunks
+from ..patterns import NO_SPLIT, compile_pattern
+from ..train import learn_merges
 
 MAX_CORPUS_BYTES = 100 * 1024
 MAX_MERGES = 2000

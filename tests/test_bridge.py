@@ -1,0 +1,333 @@
+"""The worker's Python side (tokenizer.web.bridge) in CPython: every op's answer against the
+library's own encode / split / decode, and the page's Python kept in .py files.
+
+The page's worker (web/worker.js) only forwards messages to these functions and views their
+bytes as typed arrays, so what is checked here is what the page shows; tests/browser checks the
+same module under Pyodide. JavaScript arguments reach the bridge as Pyodide proxies; the fakes
+below have the two methods the bridge may call on them, and fail if it iterates them instead
+(element by element across the JS boundary, ~100x slower than one copy).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import subprocess
+import sys
+from array import array
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import ROOT, missing
+from tokenizer import formats, get_encoding
+from tokenizer.core import Tokenizer
+from tokenizer.encodings import build_blobs
+from tokenizer.hf_export import to_hf_json
+from tokenizer.web import bridge, learn
+
+ENCODINGS = ("gpt2", "cl100k_base", "o200k_base")
+TEXTS = [
+    "",
+    "hello world",
+    "Hello, DON'T   stop 12345 \n\n\t x",
+    "東京 🙂 👩‍💻 naïve δέλτα",
+    "a<|endoftext|>b",  # special tokens are allowed: the page shows them as one token
+    "lone \ud800 surrogate",  # no UTF-8 for the text: the bytes are rebuilt from the tokens
+]
+
+
+class JsUint8Array:
+    """What Python gets for a JS Uint8Array under Pyodide: a proxy with to_bytes()."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def to_bytes(self) -> bytes:
+        return bytes(self.data)
+
+    def __iter__(self):
+        raise AssertionError("the bridge iterated a JS buffer instead of copying it with to_bytes()")
+
+
+class JsArray:
+    """What Python gets for a JS Array under Pyodide: a proxy with to_py()."""
+
+    def __init__(self, values: list) -> None:
+        self.values = values
+
+    def to_py(self) -> list:
+        return list(self.values)
+
+    def __iter__(self):
+        raise AssertionError("the bridge iterated a JS array instead of converting it with to_py()")
+
+
+def int32s(data: bytes) -> list[int]:
+    return array("i", data).tolist()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def reference_encodings() -> None:
+    blobs = build_blobs()
+    for name in ENCODINGS:
+        info = json.loads(bridge.load_blob(name, JsUint8Array(blobs[name].read_bytes())))
+        assert info["name"] == name and info["n_ranks"] == len(get_encoding(name).mergeable_ranks)
+
+
+def small_tokenizer(name: str = "mine") -> Tokenizer:
+    return Tokenizer.from_merges(
+        [(104, 101), (108, 108), (256, 257), (32, 119)], "gpt4", ["<|end|>"], name=name
+    )
+
+
+# ----- encode / split / decode = the library's ------------------------------------------
+
+
+def check_encode(name: str, text: str) -> None:
+    tok = get_encoding(name)
+    ids, lens, data, ms = bridge.encode(name, text)
+    want = tok.encode(text, allowed_special="all")
+    assert int32s(ids) == want
+    parts = tok.decode_tokens_bytes(want)
+    assert int32s(lens) == [len(p) for p in parts]
+    assert data == b"".join(parts)
+    assert isinstance(ms, float) and ms >= 0
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@pytest.mark.parametrize("text", TEXTS)
+def test_encode_is_the_librarys_ids_lengths_and_bytes(name, text):
+    check_encode(name, text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(max_size=60))
+def test_encode_any_text(text):
+    for name in ENCODINGS:
+        check_encode(name, text)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@pytest.mark.parametrize("text", TEXTS)
+def test_split_is_the_librarys_chunks(name, text):
+    lens, data = bridge.split(name, text)
+    chunks = [c.encode("utf-8", "replace") for c in get_encoding(name).split(text)]
+    assert int32s(lens) == [len(c) for c in chunks]
+    assert data == b"".join(chunks)
+
+
+def test_decode_is_the_librarys_bytes_and_text():
+    tok = get_encoding("cl100k_base")
+    ids = tok.encode("naïve 東京 🙂 <|endoftext|>", allowed_special="all")
+    ids = [*ids, ids[0], tok.special_tokens["<|endoftext|>"]]
+    out_ids, lens, data, text = bridge.decode("cl100k_base", JsArray([float(i) for i in ids]))
+    assert int32s(out_ids) == ids
+    assert int32s(lens) == [len(p) for p in tok.decode_tokens_bytes(ids)]
+    assert data == tok.decode_bytes(ids) and text == tok.decode(ids)
+    half = tok.encode("東")[:1]  # a token that is not valid UTF-8 alone decodes with U+FFFD
+    assert bridge.decode("cl100k_base", half)[3] == tok.decode(half)
+    with pytest.raises(ValueError, match="unknown token id 999999"):
+        bridge.decode("cl100k_base", [999999])
+
+
+def test_info():
+    info = json.loads(bridge.info("o200k_base"))
+    tok = get_encoding("o200k_base")
+    assert info == {
+        "name": "o200k_base",
+        "n_vocab": tok.n_vocab,
+        "pattern": tok.pattern,
+        "pattern_regex": tok.pattern_regex,
+        "special_tokens": tok.special_tokens,
+        "n_ranks": len(tok.mergeable_ranks),
+    }
+
+
+# ----- the user's files -----------------------------------------------------------------
+
+
+def test_load_user_reads_every_file_kind_and_never_hides_a_tokenizer():
+    tok = small_tokenizer()
+    tiktoken_text = formats.dump_tiktoken(tok.mergeable_ranks)
+    json_text = json.dumps(tok.to_json())
+    hf_text = json.dumps(to_hf_json(tok))
+    first = json.loads(bridge.load_user(tiktoken_text, json_text, None, "mine.json"))["name"]
+    names = [
+        first,
+        json.loads(bridge.load_user(None, json_text, None, "mine.json"))["name"],
+        json.loads(bridge.load_user(None, None, hf_text, "tokenizer.json"))["name"],
+        json.loads(bridge.load_user(None, hf_text, None, "tokenizer.json"))["name"],  # HF, as .json
+    ]
+    assert names[0].startswith("mine") and names[1].startswith("mine-"), names
+    assert len(set(names)) == len(names), names
+    text = "hello well, hell <|end|>"
+    for name in names:
+        assert int32s(bridge.encode(name, text)[0]) == tok.encode(text, allowed_special="all"), name
+    lone = json.loads(bridge.load_user(tiktoken_text, None, None, "lone.tiktoken"))
+    assert lone["name"].startswith("lone") and lone["pattern"] == "gpt4" and lone["special_tokens"] == {}
+
+
+def test_load_user_force_name_replaces_the_tokenizer_of_that_name():
+    bridge.load_user(None, json.dumps(small_tokenizer().to_json()), None, "a.json", "trained")
+    assert json.loads(bridge.merge_list("trained", "", 0, 100))["total"] == 4
+    other = Tokenizer.from_merges([(97, 98)], "gpt2", name="other")
+    info = json.loads(bridge.load_user(None, json.dumps(other.to_json()), None, "b.json", "trained"))
+    assert info["name"] == "trained" and info["pattern"] == "gpt2"
+    assert json.loads(bridge.merge_list("trained", "", 0, 100))["rows"] == [[256, 97, 98, b"ab".hex()]]
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ((None, "{nope", None), r"^x\.json:1: invalid JSON: "),
+        ((None, None, "[1,"), r"^x\.json:1: invalid JSON: "),
+        ((None, "[1, 2]", None), r"^x\.json: expected a JSON object at the top level$"),
+        ((None, None, None), r"^no file given$"),
+    ],
+)
+def test_load_user_says_what_is_wrong(files, message):
+    with pytest.raises(ValueError, match=message):
+        bridge.load_user(*files, "x.json")
+
+
+# ----- merges -----------------------------------------------------------------------------
+
+
+def check_tree(tok: Tokenizer, node: dict) -> bytes:
+    """The node's bytes, after checking that its children spell it and come from earlier merges."""
+    data = bytes.fromhex(node["bytes"])
+    assert data == tok.decode_single_token_bytes(node["id"])
+    if "left" not in node:
+        assert len(data) == 1 or node.get("special"), node
+        return data
+    assert check_tree(tok, node["left"]) + check_tree(tok, node["right"]) == data
+    assert node["left"]["rank"] < node["rank"] and node["right"]["rank"] < node["rank"]
+    return data
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_merge_tree_spells_the_token_from_earlier_merges(name):
+    tok = get_encoding(name)
+    for token_id in tok.encode(" internationalization 東京 🙂 hello"):
+        check_tree(tok, json.loads(bridge.merge_tree(name, float(token_id))))
+    special = tok.special_tokens["<|endoftext|>"]
+    assert json.loads(bridge.merge_tree(name, special)) == {
+        "id": special,
+        "bytes": b"<|endoftext|>".hex(),
+        "rank": None,
+        "special": True,
+    }
+
+
+def test_merge_tree_of_a_trained_tokenizer_follows_its_merges():
+    tok = small_tokenizer("tree")
+    name = json.loads(bridge.load_user(None, json.dumps(tok.to_json()), None, "tree.json"))["name"]
+    tree = json.loads(bridge.merge_tree(name, 258))  # (256, 257) = "he" + "ll"
+    assert [tree["left"]["id"], tree["right"]["id"]] == [256, 257]
+    assert [tree["left"]["left"]["id"], tree["left"]["right"]["id"]] == [104, 101]
+    assert check_tree(tok, tree) == b"hell"
+
+
+def test_merge_list_pages_the_merges_in_rank_order():
+    tok = get_encoding("gpt2")
+    multi = sorted((rank, token) for token, rank in tok.mergeable_ranks.items() if len(token) > 1)
+    page = json.loads(bridge.merge_list("gpt2", "", 1000, 50))
+    assert page["total"] == len(multi)
+    assert [row[0] for row in page["rows"]] == [rank for rank, _ in multi[1000:1050]]
+    for rank, left, right, hex_bytes in page["rows"]:
+        token = bytes.fromhex(hex_bytes)
+        assert tok.mergeable_ranks[token] == rank
+        assert left < rank and right < rank
+        assert tok.decode_single_token_bytes(left) + tok.decode_single_token_bytes(right) == token
+    found = json.loads(bridge.merge_list("gpt2", "ello", 0, 10))
+    assert found["total"] == sum(b"ello" in token for _, token in multi)
+    assert len(found["rows"]) == 10 and all(b"ello".hex() in row[3] for row in found["rows"])
+    assert json.loads(bridge.merge_list("gpt2", "ello", found["total"], 10))["rows"] == []
+
+
+# ----- Learn view -------------------------------------------------------------------------
+
+
+def test_learn_is_the_learn_modules_answer_and_adopt_joins_the_comparison():
+    request = {"corpus": "low lower lowest newer wider " * 3, "pattern": "gpt2", "num_merges": 8}
+    assert json.loads(bridge.learn(json.dumps(request))) == json.loads(json.dumps(learn.handle(request)))
+    info = json.loads(bridge.learn_adopt(json.dumps({**request, "step": 5})))
+    again = json.loads(bridge.learn_adopt(json.dumps({**request, "step": 5})))
+    assert info["name"].startswith("learned-gpt2-5") and again["name"] != info["name"]
+    tok = learn.to_tokenizer({**request, "step": 5})
+    text = "the lowest newer wider"
+    assert int32s(bridge.encode(info["name"], text)[0]) == tok.encode(text)
+
+
+# ----- benchmark loading and the snapshot's warm-up ---------------------------------------
+
+
+def test_bench_load_parses_each_format():
+    tok = get_encoding("gpt2")
+    blob = JsUint8Array(build_blobs()["gpt2"].read_bytes())
+    tiktoken = JsUint8Array(formats.dump_tiktoken(tok.mergeable_ranks).encode("ascii"))
+    for fmt, data in (("blob", blob), ("tiktoken", tiktoken)):
+        ms, n = bridge.bench_load("gpt2", fmt, data)
+        assert n == len(tok.mergeable_ranks) and ms >= 0, fmt
+    with pytest.raises(ValueError, match="unknown format 'xml'; expected one of blob, json, tiktoken"):
+        bridge.bench_load("gpt2", "xml", blob)
+
+
+def test_warm_up_compiles_the_reference_patterns():
+    bridge.warm_up()  # what scripts/pyodide_snapshot.mjs runs before taking the snapshot
+
+
+# ----- no Python inside JavaScript, and the new files pass their linters ------------------
+
+JS_FILES = sorted(
+    [
+        *(ROOT / "web").glob("**/*.js"),
+        *(ROOT / "web").glob("**/*.mjs"),
+        *(ROOT / "scripts").glob("*.mjs"),
+        *(ROOT / "tests").glob("**/*.mjs"),
+    ]
+)
+JS_FILES = [p for p in JS_FILES if "dist" not in p.relative_to(ROOT).parts]
+PYTHON_LINE = re.compile(r"^\s*(def \w+\(|class \w+|import \w+|from [\w.]+ import )", re.M)
+JS_LINE = re.compile(r"^\s*(import \{|const \w+ =|let \w+ =|await |export )|runPython\(", re.M)
+TEMPLATE = re.compile(r"`(?:[^`\\]|\\.)*`", re.S)
+
+
+@pytest.mark.parametrize("path", JS_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_python_source_inside_javascript(path):
+    source = path.read_text(encoding="utf-8")
+    assert not re.search(r"\brunPython(Async)?\s*\(", source), "run Python modules with pyimport"
+    for template in TEMPLATE.findall(source):
+        assert not PYTHON_LINE.search(template), f"Python source in a template string: {template[:80]!r}"
+
+
+def test_no_javascript_inside_the_build_script():
+    tree = ast.parse((ROOT / "build_wasm.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            assert not JS_LINE.search(node.value), f"JavaScript in a Python string: {node.value[:80]!r}"
+
+
+NEW_PYTHON = ["tokenizer/web", "build_wasm.py", "tests/test_bridge.py"]
+NEW_JS = ["web/worker.js", "scripts/pyodide_snapshot.mjs", "tests/browser/pyodide_runner.mjs"]
+
+
+def test_ruff_passes_on_the_pages_python():
+    for args in (["check"], ["format", "--check"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *args, *NEW_PYTHON], cwd=ROOT, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_node_check_passes_on_the_worker_and_the_scripts():
+    node = shutil.which("node")
+    if not node:
+        missing("node is not installed")
+    for path in NEW_JS:
+        done = subprocess.run([node, "--check", path], cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 0, f"{path}: {done.stderr}"

@@ -1,0 +1,306 @@
+"""The worker's Python side: one function per message op of web/worker.js.
+
+The page talks to a Web Worker (web/worker.js) that boots Pyodide, unpacks our wheel and
+imports this module; each request the worker gets becomes one call here, and the worker only
+turns the answer into a reply. The tokenizers the page compares live in this module, by name.
+
+Why the answers have these shapes: crossing from Python to JavaScript costs per object, so
+- token data comes back as a few `bytes` (Pyodide hands each over as one Uint8Array): the ids
+  and the byte length of every token as native int32 arrays, and all tokens' bytes
+  concatenated; the worker views the int32 ones as Int32Arrays and transfers them to the page.
+  80k tokens cost a few milliseconds this way, against a second as 80k Python ints;
+- structured answers (info, merge trees, Learn runs) come back as JSON text, parsed once in JS.
+
+Arguments from JavaScript arrive as Pyodide proxies; `_bytes` and `_ints` are the only place
+that knows it (a CPython caller passes bytes and lists), so everything else is plain Python and
+tests/test_bridge.py checks it against `Tokenizer.encode/split/decode` without a browser.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from array import array
+from typing import Any
+
+from .. import formats
+from ..core import Tokenizer
+from ..encodings import (
+    ENCODING_PATTERN_NAMES,
+    encoding_from_bytes,
+    encoding_from_npm_json,
+    register_encoding,
+)
+from ..hf_export import from_hf_json
+from ..patterns import compile_pattern
+from . import learn as learn_mode
+
+MAX_TREE_DEPTH = 64  # merge-tree levels sent to the page; a real token is never this deep
+_toks: dict[str, Tokenizer] = {}
+_merge_cache: dict[str, list[tuple[int, bytes]]] = {}
+
+
+def _bytes(buf: Any) -> bytes:
+    """A JS Uint8Array (a Pyodide JsProxy: to_bytes() copies it at once, where bytes() would
+    iterate 100x slower) or, from CPython, any bytes-like object."""
+    to_bytes = getattr(buf, "to_bytes", None)
+    return to_bytes() if to_bytes is not None else bytes(buf)
+
+
+def _ints(values: Any) -> list[int]:
+    """A JS Array of numbers (a JsProxy: to_py() converts it in one call) or a Python iterable."""
+    to_py = getattr(values, "to_py", None)
+    return [int(v) for v in (to_py() if to_py is not None else values)]
+
+
+def warm_up() -> None:
+    """Compile the reference encodings' split patterns: a memory snapshot taken after this
+    (scripts/pyodide_snapshot.mjs) boots with them ready, so the first encode is not slow."""
+    for pattern in dict.fromkeys(ENCODING_PATTERN_NAMES.values()):
+        compile_pattern(pattern)
+
+
+def _info(tok: Tokenizer) -> str:
+    return json.dumps(
+        {
+            "name": tok.name,
+            "n_vocab": tok.n_vocab,
+            "pattern": tok.pattern,
+            "pattern_regex": tok.pattern_regex,
+            "special_tokens": tok.special_tokens,
+            "n_ranks": len(tok.mergeable_ranks),
+        }
+    )
+
+
+def _add(tok: Tokenizer) -> str:
+    _toks[tok.name] = tok
+    _merge_cache.pop(tok.name, None)
+    return _info(tok)
+
+
+def load_blob(name: str, buf: Any) -> str:
+    """Register a reference encoding from its blob (tokenizer.encodings.pack_encoding)."""
+    tok = register_encoding(_bytes(buf))
+    _toks[name] = tok
+    return _info(tok)
+
+
+def _len_table(tok: Tokenizer) -> list[int]:
+    """Byte length of every id, as a list: map(list.__getitem__, ids) runs at C speed."""
+    table = getattr(tok, "_playground_lens", None)
+    if table is None:
+        table = [0] * tok.n_vocab
+        for token, rank in tok.mergeable_ranks.items():
+            table[rank] = len(token)
+        for token_id in tok.duplicate_ids:
+            table[token_id] = len(tok.decode_single_token_bytes(token_id))
+        for special, token_id in tok.special_tokens.items():
+            table[token_id] = len(special.encode("utf-8"))
+        tok._playground_lens = table
+    return table
+
+
+def _pack(tok: Tokenizer, ids: list[int], text: str | None = None) -> tuple[bytes, bytes, bytes]:
+    """ids, per-token byte lengths (int32) and all tokens' bytes, concatenated.
+
+    The concatenation is the text's UTF-8 (BPE is lossless), so it is not rebuilt token by token
+    (that took 0.5 s for 80k tokens in Pyodide) unless the text has lone surrogates.
+    """
+    lens = array("i", map(_len_table(tok).__getitem__, ids))
+    data = None
+    if text is not None:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            data = None
+    if data is None or len(data) != sum(lens):
+        data = b"".join(tok.decode_tokens_bytes(ids))
+    return array("i", ids).tobytes(), lens.tobytes(), data
+
+
+def encode(name: str, text: str) -> tuple[bytes, bytes, bytes, float]:
+    """(ids, lens, bytes) as _pack, and the milliseconds the encoding took."""
+    tok = _toks[name]
+    t = time.perf_counter()
+    ids = tok.encode(text, allowed_special="all")
+    ms = (time.perf_counter() - t) * 1000
+    return (*_pack(tok, ids, text), ms)
+
+
+def split(name: str, text: str) -> tuple[bytes, bytes]:
+    """The pattern's chunks: their UTF-8 lengths (int32) and their bytes, concatenated."""
+    tok = _toks[name]
+    data = text.encode("utf-8", "replace")
+    chunks = [c.encode("utf-8", "replace") for c in tok.split(text)]
+    return array("i", map(len, chunks)).tobytes(), b"".join(chunks) if chunks else data[:0]
+
+
+def decode(name: str, ids: Any) -> tuple[bytes, bytes, bytes, str]:
+    """(ids, lens, bytes) as _pack, and the text (invalid UTF-8 replaced)."""
+    tok = _toks[name]
+    ids = _ints(ids)
+    parts = tok.decode_tokens_bytes(ids)  # a clear error for an id the vocabulary lacks
+    data = b"".join(parts)
+    lens = array("i", map(len, parts)).tobytes()
+    return array("i", ids).tobytes(), lens, data, data.decode("utf-8", "replace")
+
+
+def info(name: str) -> str:
+    return _info(_toks[name])
+
+
+def _unique_name(name: str) -> str:
+    base = name or "custom"
+    name, n = base, 2
+    while name in _toks:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def _json(text: str, source: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{source}:{e.lineno}: invalid JSON: {e.msg}") from None
+
+
+def load_user(
+    tiktoken_text: str | None,
+    json_text: str | None,
+    hf_text: str | None,
+    source: str,
+    force_name: str | None = None,
+) -> str:
+    """A tokenizer from the user's files: .tiktoken + .json, a lone .tiktoken, or HF tokenizer.json.
+
+    force_name (a tokenizer the server trained) replaces any earlier one of that name; otherwise a
+    clashing name gets a suffix, so loading a file never hides a panel's tokenizer.
+    """
+    if hf_text:
+        tok = from_hf_json(_json(hf_text, source), source)
+    else:
+        ranks = formats.parse_tiktoken(tiktoken_text, source) if tiktoken_text else None
+        if json_text:
+            meta = _json(json_text, source)
+            if not isinstance(meta, dict):
+                raise ValueError(f"{source}: expected a JSON object at the top level")
+            if "model" in meta and "merges" not in meta:
+                return load_user(None, None, json_text, source, force_name)
+            tok = Tokenizer.from_json(meta, ranks, source=source)
+        elif ranks is not None:
+            tok = Tokenizer(ranks, "gpt4", name=source.rsplit(".", 1)[0])
+        else:
+            raise ValueError("no file given")
+    tok.name = force_name or _unique_name(tok.name)
+    return _add(tok)
+
+
+def _split_token(tok: Tokenizer, token: bytes) -> tuple[bytes, bytes] | None:
+    """The two tokens whose merge made 'token': BPE on its bytes, using only lower ranks."""
+    rank = tok.mergeable_ranks[token]
+    parts = [token[i : i + 1] for i in range(len(token))]
+    get = tok.mergeable_ranks.get
+    while len(parts) > 2:
+        best, best_i = None, -1
+        for i in range(len(parts) - 1):
+            r = get(parts[i] + parts[i + 1])
+            if r is not None and r < rank and (best is None or r < best):
+                best, best_i = r, i
+        if best is None:
+            return None
+        parts[best_i : best_i + 2] = [parts[best_i] + parts[best_i + 1]]
+    return (parts[0], parts[1]) if len(parts) == 2 else None
+
+
+def _tree(tok: Tokenizer, token_id: int, depth: int = 0) -> dict:
+    data = tok.decode_single_token_bytes(token_id)
+    node: dict[str, Any] = {"id": token_id, "bytes": data.hex(), "rank": tok.mergeable_ranks.get(data)}
+    if token_id in tok.special_tokens.values():
+        node["special"] = True
+        return node
+    if tok.merges is not None and token_id >= 256 and token_id - 256 < len(tok.merges):
+        left, right = tok.merges[token_id - 256]
+    elif len(data) > 1:
+        pair = _split_token(tok, data)
+        if pair is None:
+            return node
+        left, right = tok.mergeable_ranks[pair[0]], tok.mergeable_ranks[pair[1]]
+    else:
+        return node
+    if depth < MAX_TREE_DEPTH:
+        node["left"] = _tree(tok, left, depth + 1)
+        node["right"] = _tree(tok, right, depth + 1)
+    return node
+
+
+def merge_tree(name: str, token_id: int) -> str:
+    """How one token was built: nested {id, bytes (hex), rank, left, right} down to single bytes."""
+    return json.dumps(_tree(_toks[name], int(token_id)))
+
+
+def _by_rank(name: str) -> list[tuple[int, bytes]]:
+    """Multi-byte tokens in rank order (the merge order), cached per tokenizer."""
+    rows = _merge_cache.get(name)
+    if rows is None:
+        tok = _toks[name]
+        rows = sorted((rank, token) for token, rank in tok.mergeable_ranks.items() if len(token) > 1)
+        _merge_cache[name] = rows
+    return rows
+
+
+def _pair(tok: Tokenizer, rank: int, token: bytes) -> tuple[int, int]:
+    if tok.merges is not None and 256 <= rank < 256 + len(tok.merges):
+        return tok.merges[rank - 256]
+    pair = _split_token(tok, token)
+    if pair is None:
+        return (-1, -1)
+    return tok.mergeable_ranks[pair[0]], tok.mergeable_ranks[pair[1]]
+
+
+def merge_list(name: str, query: str, offset: int, limit: int) -> str:
+    """One page of the merges in order, optionally only those whose token contains the query.
+
+    Only the rows shown are split into their pair: all of o200k's would take seconds here.
+    """
+    tok = _toks[name]
+    rows = _by_rank(name)
+    if query:
+        q = query.encode("utf-8")
+        rows = [r for r in rows if q in r[1]]
+    page = rows[offset : offset + limit]
+    out = []
+    for rank, token in page:
+        a, b = _pair(tok, rank, token)
+        out.append([rank, a, b, token.hex()])
+    return json.dumps({"total": len(rows), "rows": out})
+
+
+def learn(request_json: str) -> str:
+    """Step-through training for the Learn view (tokenizer.web.learn owns the logic)."""
+    return json.dumps(learn_mode.handle(json.loads(request_json)))
+
+
+def learn_adopt(request_json: str) -> str:
+    """Turn a Learn view result into a tokenizer that joins the comparison."""
+    tok = learn_mode.to_tokenizer(json.loads(request_json))
+    tok.name = _unique_name(tok.name)
+    return _add(tok)
+
+
+BENCH_FORMATS = ("blob", "json", "tiktoken")
+
+
+def bench_load(name: str, fmt: str, buf: Any) -> tuple[float, int]:
+    """Parse one reference encoding from one of BENCH_FORMATS: (milliseconds, number of ranks)."""
+    data = _bytes(buf)
+    t = time.perf_counter()
+    if fmt == "blob":
+        tok = encoding_from_bytes(data)
+    elif fmt == "json":
+        tok = encoding_from_npm_json(name, json.loads(data))
+    elif fmt == "tiktoken":
+        tok = Tokenizer(formats.parse_tiktoken(data.decode("ascii")), ENCODING_PATTERN_NAMES[name])
+    else:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(BENCH_FORMATS)}")
+    return (time.perf_counter() - t) * 1000, len(tok.mergeable_ranks)
