@@ -192,16 +192,10 @@ def pyodide_version() -> str:
 
 def page_names() -> dict:
     """The names the page offers in its selects, read from the library that defines each once."""
-    import importlib
-
     from tokenizer.patterns import PATTERN_NAMES
+    from tokenizer.train import MIN_VOCAB, TIE_BREAKS
 
-    train = importlib.import_module("tokenizer.train")  # the module: `tokenizer.train` is the function
-    return {
-        "patterns": list(PATTERN_NAMES),
-        "tie_breaks": list(train.TIE_BREAKS),
-        "min_vocab": getattr(train, "MIN_VOCAB", 257),  # 256 bytes + 1 merge, until train defines it
-    }
+    return {"patterns": list(PATTERN_NAMES), "tie_breaks": list(TIE_BREAKS), "min_vocab": MIN_VOCAB}
 
 
 def _remove_stale(folder: Path, keep: set[str], pattern: str) -> None:

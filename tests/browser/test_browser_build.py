@@ -3,6 +3,7 @@ and a second build changes nothing (so `make test` / `make run` stay fast and ca
 
 from __future__ import annotations
 
+import ast
 import base64
 import csv
 import hashlib
@@ -43,12 +44,12 @@ def test_manifest_names_are_the_librarys(web_dist: Path):
     """The page fills its selects from manifest.names: the very tuples the library validates against."""
     from tokenizer import train
     from tokenizer.patterns import PATTERN_NAMES
-    from tokenizer.train import TIE_BREAKS
+    from tokenizer.train import MIN_VOCAB, TIE_BREAKS
 
     names = json.loads((web_dist / "manifest.json").read_text())["names"]
     assert names["patterns"] == list(PATTERN_NAMES) and "none" in names["patterns"]
     assert names["tie_breaks"] == list(TIE_BREAKS)
-    assert names["min_vocab"] == 257
+    assert names["min_vocab"] == MIN_VOCAB == 257  # 256 bytes + 1 merge
     train("ab ab", vocab_size=names["min_vocab"], pattern=names["patterns"][0])  # accepted
     with pytest.raises(ValueError):
         train("ab ab", vocab_size=names["min_vocab"] - 1)
@@ -100,6 +101,33 @@ def test_wheel_is_valid_and_content_hashed(web_dist: Path):
         for n in names:
             if n.startswith("tokenizer/"):
                 assert zf.read(n) == (build_wasm.ROOT / n).read_bytes(), n
+
+
+def test_wheel_leaves_out_the_command_line_and_nothing_in_it_needs_it(web_dist: Path):
+    """The page never runs `python -m tokenizer`: tokenizer/cli (argparse, progress bars) is not
+    downloaded, so no module in the wheel may import it, not even inside a function."""
+    manifest = json.loads((web_dist / "manifest.json").read_text())
+    with zipfile.ZipFile(web_dist / manifest["wheel"]) as zf:
+        names = zf.namelist()
+        sources = {n: zf.read(n).decode() for n in names if n.endswith(".py")}
+    assert "tokenizer/web/bridge.py" in names and "tokenizer/web/learn.py" in names
+    assert not any(n.startswith(("tokenizer/cli/", "tokenizer/__main__")) for n in names)
+    for path, source in sources.items():
+        package = path.rsplit("/", 1)[0].split("/")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - node.level + 1] if node.level else []
+                targets = [".".join([*base, *(node.module or "").split(".")]).strip(".")]
+                targets += [f"{targets[0]}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            for target in targets:
+                assert not target.startswith(("tokenizer.cli", "tokenizer.__main__")), (
+                    f"{path} imports {target}"
+                )
+            assert "argparse" not in targets, f"{path} imports argparse"
 
 
 def test_wheel_name_changes_with_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
