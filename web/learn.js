@@ -134,9 +134,16 @@ export function mountLearnView(root, app) {
     el("thead", {}, el("tr", {}, el("th", { text: "pair" }), el("th", { text: "makes" }), el("th", { text: "count" }))),
     pairsBody,
   );
-  const rendered = el("div", { "data-testid": "learn-rendered", class: "learn-rendered", "aria-label": "the corpus as tokens" });
+  // The two boxes that scroll take focus, so the keyboard can scroll them (and arrows still step).
+  const rendered = el("div", {
+    "data-testid": "learn-rendered",
+    class: "learn-rendered scroll-box",
+    role: "group",
+    "aria-label": "the corpus as tokens",
+    tabIndex: 0,
+  });
   const truncNote = el("div", { class: "learn-note", hidden: true });
-  const mergeList = el("ol", { "data-testid": "learn-merges", class: "learn-merges", "aria-label": "merges so far" });
+  const mergeList = el("ol", { "data-testid": "learn-merges", class: "learn-merges scroll-box", "aria-label": "merges so far", tabIndex: 0 });
 
   root.append(
     el("h2", { class: "learn-title", text: "Learn: step through BPE training" }),

@@ -33,7 +33,14 @@ export function addPanel(name, { info = null } = {}) {
   }
   const countEl = el("b", { "data-testid": "token-count", text: "…" });
   const statsEl = el("span", { class: "muted", "data-testid": "stats" });
-  const chunksEl = el("div", { class: "chunks", "data-testid": "chunks", hidden: true });
+  const chunksEl = el("div", {
+    class: "chunks scroll-box",
+    "data-testid": "chunks",
+    hidden: true,
+    tabIndex: 0, // it scrolls: the keyboard must reach it
+    role: "group",
+    "aria-label": `regex split of ${name}`,
+  });
   // Tab lands on the token view; arrow keys then walk its tokens (inspect.js).
   const tokensEl = el("div", { class: "tokens", "data-testid": "tokens", tabIndex: 0 });
   const section = el(

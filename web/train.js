@@ -71,7 +71,8 @@ export function mountTrainPanel(root, app) {
   const fileList = el("ul", { class: "train-file-list", "data-testid": "train-file-list" });
   const drop = el(
     "div",
-    { class: "train-drop", "data-testid": "train-drop", tabIndex: 0, role: "button", "aria-label": "corpus files: drop here or press Enter to choose" },
+    // Not a button itself: the keyboard reaches "choose files…" (the file input) inside it.
+    { class: "train-drop", "data-testid": "train-drop" },
     el("span", { text: "Drop corpus files here, or " }),
     el("label", { class: "train-choose" }, el("span", { text: "choose files…" }), fileInput),
     fileList,
@@ -198,12 +199,6 @@ export function mountTrainPanel(root, app) {
     e.stopPropagation();
     drop.classList.remove("train-drop-active");
     if (!fileInput.disabled) addFiles(e.dataTransfer.files);
-  });
-  drop.addEventListener("keydown", (e) => {
-    if ((e.key === "Enter" || e.key === " ") && !fileInput.disabled) {
-      e.preventDefault();
-      fileInput.click();
-    }
   });
   pattern.addEventListener("change", () => {
     regex.hidden = pattern.value !== "custom";
