@@ -1,98 +1,140 @@
-"""Encoding throughput: ours vs tiktoken on the same text, same ranks, in one run.
+"""Encoding speed: ours vs tiktoken on the same text and ranks, each measurement in a fresh process.
 
-    python bench/encode.py [--mb 4] [--repeats 3]
+    python bench/encode.py [--mb 6] [--repeats 2] [--sizes 1 2 4] [--skip-adversarial]
 
-Prints MB/s (UTF-8 input bytes per second, single thread, best of N) and ratios. "cold"
-starts each run with an empty chunk cache, "warm" re-encodes with the cache filled. The
-named patterns split with the stdlib-`re` translation by default (the path the browser
-runs too); the last column splits with the `regex` package instead, for comparison.
+Table 1, real text (English, code, multilingual x cl100k_base, o200k_base): "cold" is the
+first encode in a fresh process (empty chunk cache, nothing warmed up), "warm" encodes
+the same text a second time. Table 2, adversarial text that the split pattern cannot cut
+(one letter repeated, random lowercase letters, random CJK ideographs, all without
+spaces) at several sizes: ours should stay linear and within a small factor of tiktoken.
+Ratios are tiktoken's seconds / ours (above 1: we are faster) in table 1, and ours /
+tiktoken's (below 1: we are faster) in table 2. Each figure is the best of --repeats fresh
+processes; compare ratios from one run, absolute times move with the machine's load.
+Ids are checked equal to tiktoken's in every cold and adversarial run (outside the timing).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import lzma
+import random
+import string
+import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-import tiktoken
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tokenizer import get_encoding  # noqa: E402
-from tokenizer.patterns import compile_pattern  # noqa: E402
-
-CORPORA = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpora"
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT / ".." / "shared" / "corpora"
 TEXTS = {
     "english": ["pg_en_medium.txt"],
     "code": ["code_python.txt", "code_c.txt", "code_js.txt"],
     "multilingual": ["pg_multilingual.txt", "udhr_all.txt"],
 }
+ADVERSARIAL = ("one letter", "letters", "cjk")
+ENCODINGS = ("cl100k_base", "o200k_base")
+CJK_FIRST, CJK_END = 0x4E00, 0x9FA6  # CJK Unified Ideographs (3 bytes each in UTF-8)
 
 
-def load_text(files: list[str], megabytes: float) -> str:
+def load_text(kind: str, megabytes: float) -> str:
+    """The first `megabytes` MB (UTF-8) of a real-text kind, or generated adversarial text."""
+    size = int(megabytes * 1e6)
+    if kind in ADVERSARIAL:
+        rng = random.Random(0)
+        if kind == "one letter":
+            return "a" * size
+        if kind == "letters":
+            return "".join(rng.choices(string.ascii_lowercase, k=size))
+        return "".join(map(chr, rng.choices(range(CJK_FIRST, CJK_END), k=size // 3)))
     data = b""
-    for name in files:
+    for name in TEXTS[kind]:
         path = CORPORA / name
         data += lzma.open(path).read() if name.endswith(".xz") else path.read_bytes()
-    return data[: int(megabytes * 1e6)].decode("utf-8", errors="ignore")
+    return data[:size].decode("utf-8", errors="ignore")
 
 
-def best_seconds(fn: Callable[[], object], repeats: int, before: Callable[[], None] = lambda: None) -> float:
+def measure_here(kind: str, encoding: str, megabytes: float, mode: str) -> float:
+    """Seconds for one encode in this process (mode: tiktoken, cold or warm)."""
+    import tiktoken
+
+    sys.path.insert(0, str(ROOT))
+    from tokenizer import get_encoding
+
+    text = load_text(kind, megabytes)
+    ours = get_encoding(encoding)
+    ref = tiktoken.Encoding(
+        encoding, pat_str=ours.pattern_regex, mergeable_ranks=ours.mergeable_ranks, special_tokens={}
+    )
+    encode = ref.encode_ordinary if mode == "tiktoken" else ours.encode_ordinary
+    if mode == "warm":
+        encode(text)
+    start = time.perf_counter()
+    ids = encode(text)
+    seconds = time.perf_counter() - start
+    if mode == "cold" and ids != ref.encode_ordinary(text):
+        raise SystemExit(f"{kind} {encoding}: ids differ from tiktoken's")
+    return seconds
+
+
+def measure(kind: str, encoding: str, megabytes: float, mode: str, repeats: int) -> float:
+    """Best seconds over `repeats` fresh processes."""
     best = float("inf")
     for _ in range(repeats):
-        before()
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
+        args = [sys.executable, __file__, "--measure", json.dumps([kind, encoding, megabytes, mode])]
+        out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+        best = min(best, float(out))
     return best
 
 
-def measure(name: str, text: str, repeats: int) -> tuple[float, float, float, float]:
-    """Seconds for tiktoken, ours cold, ours warm, ours cold splitting with `regex`."""
-    ours = get_encoding(name)
-    ref = tiktoken.Encoding(
-        name, pat_str=ours.pattern_regex, mergeable_ranks=ours.mergeable_ranks, special_tokens={}
-    )
-    expected = ref.encode_ordinary(text)
-    assert ours.encode_ordinary(text) == expected, f"{name} differs from tiktoken"
-    t_ref = best_seconds(lambda: ref.encode_ordinary(text), repeats)
-    t_cold = best_seconds(lambda: ours.encode_ordinary(text), repeats, before=ours._cache.clear)
-    ours.encode_ordinary(text)
-    t_warm = best_seconds(lambda: ours.encode_ordinary(text), repeats)
-    default_splitter = ours._splitter
-    ours._splitter = compile_pattern(ours.pattern, engine="regex")
-    try:
-        t_regex = best_seconds(lambda: ours.encode_ordinary(text), repeats, before=ours._cache.clear)
-    finally:
-        ours._splitter = default_splitter
-    return t_ref, t_cold, t_warm, t_regex
+def real_text_table(megabytes: float, repeats: int) -> None:
+    print(f"\n{megabytes:g} MB of each text; MB/s of UTF-8 input; ratio = tiktoken seconds / ours\n")
+    print("| text | encoding | tiktoken MB/s | ours cold | ours warm | cold vs tiktoken | warm vs tiktoken |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for kind in TEXTS:
+        size = len(load_text(kind, megabytes).encode("utf-8")) / 1e6
+        for encoding in ENCODINGS:
+            t_ref, t_cold, t_warm = (
+                measure(kind, encoding, megabytes, mode, repeats) for mode in ("tiktoken", "cold", "warm")
+            )
+            print(
+                f"| {kind} | {encoding} | {size / t_ref:.1f} | {size / t_cold:.1f} | {size / t_warm:.1f} "
+                f"| {t_ref / t_cold:.2f}x | {t_ref / t_warm:.2f}x |",
+                flush=True,
+            )
+
+
+def adversarial_table(sizes: list[float], repeats: int) -> None:
+    print("\nAdversarial text without spaces (one chunk); seconds, cold; ratio = ours / tiktoken\n")
+    print("| text | encoding | MB | tiktoken s | ours s | ours / tiktoken |")
+    print("|---|---|---:|---:|---:|---:|")
+    for kind in ADVERSARIAL:
+        for encoding in ENCODINGS:
+            for megabytes in sizes:
+                t_ref = measure(kind, encoding, megabytes, "tiktoken", repeats)
+                t_ours = measure(kind, encoding, megabytes, "cold", repeats)
+                print(
+                    f"| {kind} | {encoding} | {megabytes:g} | {t_ref:.2f} | {t_ours:.2f} | {t_ours / t_ref:.2f}x |",
+                    flush=True,
+                )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--mb", type=float, default=4.0, help="megabytes of each text kind")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--mb", type=float, default=6.0, help="megabytes of each real text kind")
+    parser.add_argument("--repeats", type=int, default=2, help="fresh processes per figure (best is kept)")
+    parser.add_argument("--sizes", type=float, nargs="+", default=[1, 2, 4], help="adversarial MB")
+    parser.add_argument("--skip-adversarial", action="store_true")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: one measurement, in a child
     args = parser.parse_args()
-
-    print(
-        "| text | encoding | tiktoken MB/s | ours cold | ours warm | cold, `regex` split | cold / tiktoken | warm / tiktoken |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for kind, files in TEXTS.items():
-        text = load_text(files, args.mb)
-        megabytes = len(text.encode("utf-8")) / 1e6
-        for name in ["cl100k_base", "o200k_base"]:
-            t_ref, t_cold, t_warm, t_regex = measure(name, text, args.repeats)
-            mbps = [megabytes / t for t in (t_ref, t_cold, t_warm, t_regex)]
-            print(
-                f"| {kind} | {name} | {mbps[0]:.1f} | {mbps[1]:.1f} | {mbps[2]:.1f} | {mbps[3]:.1f} "
-                f"| {t_ref / t_cold:.2f}x | {t_ref / t_warm:.2f}x |",
-                flush=True,
-            )
+    if args.measure:
+        print(measure_here(*json.loads(args.measure)))
+        return
+    real_text_table(args.mb, args.repeats)
+    if not args.skip_adversarial:
+        adversarial_table(args.sizes, args.repeats)
 
 
 if __name__ == "__main__":
