@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from .core import Tokenizer, _bpe_scan
+from .core import Tokenizer
 from .unicode_script import token_script
 
 LONGEST_SHOWN = 20  # the "top 20 by byte length"
@@ -49,7 +49,7 @@ def is_reachable(tok: Tokenizer, token_id: int, token: bytes) -> bool:
     try:
         text = token.decode("utf-8")
     except UnicodeDecodeError:
-        return _bpe_scan(token, tok.mergeable_ranks) == (token_id,)  # the merge loop, no lookup
+        return tok.bpe_merge(token) == [token_id]  # the merge loop, no lookup
     return tok.split(text) == [text]
 
 

@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, Literal, NoReturn
 
 from . import encodings
-from .core import Tokenizer, _bpe_heap
+from .core import Tokenizer
 from .openai_models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, encoding_name_for_model
 
 __all__ = [  # tiktoken's package names, and its registry's and model table's
@@ -270,10 +270,8 @@ class Encoding:
         rank = self._mergeable_ranks.get(text_or_bytes)
         if rank is not None:
             return [rank]
-        # Tokenizer's public encoders take str, and these bytes need not be UTF-8: so core's
-        # merge loop itself (its heap form: exact at any length). A public
-        # Tokenizer.encode_piece(bytes) in core would be the cleaner seam.
-        return list(_bpe_heap(text_or_bytes, self._mergeable_ranks)) if text_or_bytes else []
+        # These bytes need not be UTF-8, so not `encode`: the merge loop on the bytes themselves.
+        return self._tokenizer.bpe_merge(text_or_bytes)
 
     def _encode_only_native_bpe(self, text: str) -> list[int]:
         """The regex split done here, BPE per chunk: the same ids as `encode_ordinary`."""

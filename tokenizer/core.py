@@ -220,6 +220,16 @@ class Tokenizer:
             return _bpe_long(piece, self.mergeable_ranks, self._max_token_length())
         return _bpe_scan(piece, self.mergeable_ranks)
 
+    def bpe_merge(self, piece: bytes) -> list[int]:
+        """The merge loop alone on raw bytes (UTF-8 or not), without the whole-piece lookup.
+
+        What encoding gives a chunk whose bytes are not themselves a token; for a piece that
+        *is* a token it says whether the merges alone reach it (the audit's "unreachable").
+        """
+        if len(piece) > HEAP_THRESHOLD:
+            return list(_bpe_heap(piece, self.mergeable_ranks))
+        return list(_bpe_scan(piece, self.mergeable_ranks)) if piece else []
+
     def _max_token_length(self) -> int:
         if self._longest_token is None:
             self._longest_token = max(map(len, self.mergeable_ranks))
