@@ -1,0 +1,116 @@
+"""tokenizer/regex_check.py: a custom split regex is refused with a fix, or checked against a sample.
+
+Each refusal is checked for what it says (the problem and the fix), on both engines the
+library can compile with (the `regex` package, and the stdlib `re` translation the page uses).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenizer import patterns
+from tokenizer.patterns import PATTERNS
+from tokenizer.regex_check import MAX_EXPANDED_ITEMS, MAX_GROUP_DEPTH, MAX_REGEX_CHARS, check_split_regex
+
+
+@pytest.fixture(params=["regex", "re"])
+def engine(request, monkeypatch):
+    """Runs the test with "auto" picking the `regex` package, then the stdlib translation."""
+    if request.param == "regex" and not patterns.regex_importable():
+        pytest.skip("the regex package is not installed")
+    monkeypatch.setattr(patterns, "default_engine", lambda *a, **k: request.param)
+    patterns._compile.cache_clear()
+    yield request.param
+    patterns._compile.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "source, fragments",
+    [
+        ("(a", ["invalid regex", "missing )", "fix the syntax"]),
+        ("a*", ["empty string", "at least one character"]),
+        ("x|", ["empty string"]),
+        ("(a)b", ["1 capturing group", "(?:...)"]),
+        (r"\w+|(\s)(x)", ["2 capturing groups", "non-capturing"]),
+        (r"(?P<word>\w+)", ["1 capturing group", "(?P<name>...)"]),
+        ("", ["is empty", "'none'"]),
+        ("gpt4", ["name of a built-in pattern", "(?:gpt4)"]),
+        ("none", ["name of a built-in pattern"]),
+        ("a" * (MAX_REGEX_CHARS + 1), [f"at most {MAX_REGEX_CHARS:,}", "shorten"]),
+        ("(" * (MAX_GROUP_DEPTH + 1) + "a" + ")" * (MAX_GROUP_DEPTH + 1), ["nests groups", "flatten"]),
+        ("(?:ab|c){10000000}", ["expand to 30,000,000 items", "large fixed counts"]),
+        ("(?:a{1000}){1000}", ["expand to 1,000,000"]),
+        ("a{4000000000}", [f"at most {MAX_EXPANDED_ITEMS:,}"]),
+        ("a{99999999999999999999}", ["expand to"]),
+    ],
+)
+def test_refused_with_the_fix(engine, source, fragments):
+    with pytest.raises(ValueError) as info:
+        check_split_regex(source)
+    for fragment in fragments:
+        assert fragment in str(info.value), (fragment, str(info.value))
+
+
+def test_a_regex_only_syntax_is_bounded_too():
+    """`\\X` has no stdlib translation: its counts are bounded by their product."""
+    if not patterns.regex_importable():
+        pytest.skip("the regex package is not installed")
+    assert check_split_regex(r"\X{2}|\s+") == []
+    with pytest.raises(ValueError, match="expand to"):
+        check_split_regex(r"\X{100}{100}{100}")
+
+
+def test_hostile_regexes_are_refused_fast(engine):
+    """Each would take seconds to minutes (or crash) inside regex.compile; refused in ms."""
+    for source in ["(?:ab|c){10000000}", "[ab]{10000000}", "(?=a{10000000})b", "a{10000000,}"]:
+        started = time.perf_counter()
+        with pytest.raises(ValueError):
+            check_split_regex(source)
+        assert time.perf_counter() - started < 0.1, source
+
+
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+def test_builtin_patterns_pass_and_cover_everything(engine, name):
+    sample = "Hello, world! It's 2024.\n\t  naïve 日本語 🙂 <|x|>"
+    assert check_split_regex(PATTERNS[name], sample=sample) == []
+
+
+def test_dropped_text_is_a_warning_with_share_and_characters(engine):
+    (warning,) = check_split_regex(r"\w+", sample="hello, world!")
+    assert "23.1% of the sample" in warning and "3 of 13 characters" in warning
+    assert "',', ' ', '!'" in warning or all(repr(c) in warning for c in ", !")
+    assert r"|\s+|\S" in warning
+    assert check_split_regex(r"\w+|\s+|\S", sample="hello, world!") == []
+    assert check_split_regex(r"\w+") == []  # no sample, nothing to measure
+    assert check_split_regex(r"\w+", sample="") == []
+
+
+def test_dropped_astral_and_lookaround(engine):
+    (warning,) = check_split_regex(r"\p{L}+", sample="héllo 🙂")
+    assert "2 of 7 characters" in warning and "'🙂'" in warning
+    # a lookahead match: the counted characters are the dropped ones, not positions
+    (warning,) = check_split_regex(r"a(?=b)", sample="ac ab")
+    assert "4 of 5 characters" in warning
+
+
+def test_type_is_checked():
+    with pytest.raises(TypeError, match="must be a str"):
+        check_split_regex(5)  # type: ignore[arg-type]
+
+
+@settings(max_examples=150, deadline=None)
+@given(source=st.text(alphabet="ab()[]{}|*+?\\^$.:,0123456789PLw<>=!#", max_size=40))
+def test_any_source_is_a_value_error_or_passes(source):
+    """Fuzzing: never an exception other than ValueError, never slow."""
+    started = time.perf_counter()
+    try:
+        warnings = check_split_regex(source, sample="ab ba (a{1})")
+    except ValueError as e:
+        assert str(e)
+    else:
+        assert isinstance(warnings, list)
+    assert time.perf_counter() - started < 1.0, source

@@ -1,0 +1,210 @@
+"""Checks of a custom split regex, before anything trains or encodes with it.
+
+A split regex cuts the text into chunks and BPE never merges across chunks, so a custom one
+can go wrong in ways that raise nothing later and only give a silently wrong tokenizer:
+
+- a capturing group makes `findall` return the group instead of the whole match, so the
+  chunks are no longer the text (`(a)b` on "ab" gives "a"; the "b" is gone);
+- a regex that can match the empty string makes empty chunks;
+- text the regex does not match at all is dropped: `\\w+` on "hello, world!" keeps "hello"
+  and "world", so the tokenizer never sees ", " or "!" and decoding gives "helloworld".
+  tiktoken does the same; a playground must say so.
+
+`check_split_regex(source)` refuses the first two (and regexes that do not compile, or are
+absurdly long) with a ValueError that says how to fix it; with `sample=` it also measures the
+share of the sample the regex drops and returns it as a warning. It compiles through
+`tokenizer.patterns.compile_pattern`, the function training and encoding use, so what passes
+here compiles there; it is pure Python (the `regex` package when installed, else the stdlib
+`re` translation), so the page runs the same checks under Pyodide.
+
+Two more bounds keep the check itself fast and safe on hostile input: the nesting depth of
+groups (parsers recurse once per level) and the size the regex would have once its counted
+repeats are expanded (the `regex` package copies `x{n}` n times when it compiles:
+`(?:ab|c){10000000}` takes minutes and can crash the process). Both are measured before
+anything compiles.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from re import _constants as sre_constants  # type: ignore[attr-defined]
+from re import _parser as sre_parser  # type: ignore[attr-defined]
+
+from ._re_translate import EMPTY_MATCH_REASON, translate
+from .patterns import NO_SPLIT, PATTERNS, REGEX, compile_pattern
+
+# characters: o200k's pattern, the longest built-in one, has 274; a hand-written split regex
+# 7x longer is a mistake (a pasted corpus?), and compiling and translating a huge regex on
+# every request or page load is work nobody asked for.
+MAX_REGEX_CHARS = 2_000
+# characters of a sample that are matched against the regex; enough to meet every kind of
+# character a corpus has in its first pages, few enough to check in well under a second.
+MAX_SAMPLE_CHARS = 256 * 1024
+# nested groups: real split patterns nest 2 or 3 deep; every level is a few stack frames in
+# each parser (re's, regex's, the translator), and Pyodide's stack is far smaller than CPython's.
+MAX_GROUP_DEPTH = 50
+# items of the regex with its counted repeats expanded (what `regex` builds): 100,000 compile
+# in ~25 ms; o200k's pattern has ~200.
+MAX_EXPANDED_ITEMS = 100_000
+DROPPED_EXAMPLES = 5  # distinct dropped characters named in the warning
+
+
+def check_split_regex(source: str, *, sample: str | None = None) -> list[str]:
+    """Raise ValueError (what is wrong, how to fix it) if `source` cannot be a split regex;
+    return warnings (possibly none), e.g. the share of `sample` the regex would drop."""
+    if not isinstance(source, str):
+        raise TypeError(f"a split regex must be a str, not {type(source).__name__}")
+    if not source:
+        raise ValueError("the split regex is empty; write a regex, or choose the pattern 'none'")
+    if len(source) > MAX_REGEX_CHARS:
+        raise ValueError(
+            f"the split regex is {len(source):,} characters long; at most {MAX_REGEX_CHARS:,} are "
+            "allowed (the longest built-in pattern, o200k, has 274): shorten it"
+        )
+    if source in PATTERNS or source == NO_SPLIT:
+        raise ValueError(
+            f"{source!r} is the name of a built-in pattern, not a regex: choose it by name, "
+            f"or write (?:{source}) to match that literal text"
+        )
+    _check_size(source)
+    splitter = _compile(source)
+    groups = _capturing_groups(source, splitter)
+    if groups:
+        raise ValueError(
+            f"the split regex has {groups} capturing group{'s' if groups > 1 else ''}: the split "
+            "would keep only the groups' text, not the whole match; make every group "
+            "non-capturing, (?:...) instead of (...) or (?P<name>...)"
+        )
+    if sample is None:
+        return []
+    return _coverage_warnings(splitter, sample[:MAX_SAMPLE_CHARS])
+
+
+def _compile(source: str):
+    try:
+        return compile_pattern(source)
+    except (ValueError, TypeError, OverflowError, RecursionError) as e:
+        reason = re.sub(r"^invalid split pattern .*?: ", "", str(e), count=1, flags=re.S)
+        if reason == EMPTY_MATCH_REASON:
+            raise ValueError(
+                f"the split regex {_short(source)} can match the empty string, which would make "
+                "empty chunks; make every alternative consume at least one character "
+                "(x+ instead of x*, drop empty alternatives)"
+            ) from None
+        raise ValueError(f"invalid regex: {reason}; fix the syntax of {_short(source)}") from None
+
+
+def _check_size(source: str) -> None:
+    depth = _group_depth(source)
+    if depth > MAX_GROUP_DEPTH:
+        raise ValueError(
+            f"the split regex nests groups {depth} deep; at most {MAX_GROUP_DEPTH} levels are allowed: "
+            "flatten it"
+        )
+    items = _expanded_items(source)
+    if items > MAX_EXPANDED_ITEMS:
+        raise ValueError(
+            f"the split regex's counted repeats expand to {items:,} items; at most "
+            f"{MAX_EXPANDED_ITEMS:,} are allowed: use + or {{m,n}} with a small m instead of "
+            "large fixed counts such as {10000}"
+        )
+
+
+def _group_depth(source: str) -> int:
+    """Deepest nesting of '(' outside character classes (a '(' in an odd class may count: the
+    bound is generous, so erring high is harmless)."""
+    depth = deepest = 0
+    in_class = False
+    i = 0
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        i += 1
+    return deepest
+
+
+def _expanded_items(source: str) -> int:
+    """The regex's size with each repeat counted min-count times (at least once).
+
+    Measured on the stdlib translation's skeleton (classes reduced to one item, structure
+    kept); a regex only the `regex` package understands is bounded by the product of all its
+    counts instead, as if every repeat were nested in every other.
+    """
+    try:
+        skeleton = translate(source, bmp_only=True, unicode=REGEX).skeleton
+        return _items(sre_parser.parse(skeleton))
+    except (ValueError, re.error, OverflowError, RecursionError):
+        counts = [int(m) for m in re.findall(r"\{(\d+)(?:,\d*)?\}", source)]
+        return len(source) * math.prod(max(c, 1) for c in counts)
+
+
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
+
+
+def _items(items) -> int:
+    total = 0
+    for op, arg in items:
+        if op in _REPEATS:
+            low, _high, item = arg
+            total += max(low, 1) * _items(item)
+        elif op is sre_constants.SUBPATTERN:
+            total += _items(arg[-1])
+        elif op is sre_constants.ATOMIC_GROUP:
+            total += _items(arg)
+        elif op is sre_constants.BRANCH:
+            total += sum(_items(branch) for branch in arg[1])
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            total += _items(arg[1])
+        elif op is sre_constants.GROUPREF_EXISTS:
+            total += sum(_items(branch) for branch in arg[1:] if branch is not None)
+        else:
+            total += 1
+    return total
+
+
+def _capturing_groups(source: str, splitter) -> int:
+    """Capturing groups of the compiled regex: the `regex` package's count, or the count of
+    the stdlib translation (which keeps every group, so findall means the same)."""
+    groups = getattr(splitter, "groups", None)  # regex.Pattern
+    if isinstance(groups, int):
+        return groups
+    return re.compile(translate(source, bmp_only=True, unicode=REGEX).source).groups
+
+
+def _coverage_warnings(splitter, sample: str) -> list[str]:
+    """One warning if the chunks do not add up to the sample: the dropped share and characters.
+
+    The chunks are disjoint substrings of the sample, so the sample's characters minus the
+    chunks' characters is exactly the multiset of dropped characters, wherever they were.
+    """
+    chunks = splitter.findall(sample)
+    dropped = Counter(sample)
+    dropped.subtract(Counter("".join(chunks)))
+    lost = +dropped  # drops zero counts
+    total = sum(lost.values())
+    if not total:
+        return []
+    examples = ", ".join(repr(ch) for ch, _ in lost.most_common(DROPPED_EXAMPLES))
+    return [
+        f"the split regex does not match {total / len(sample):.1%} of the sample ({total:,} of "
+        f"{len(sample):,} characters, most often {examples}): text it does not match is left out "
+        "silently, by training and by encode (decode gives the text without it); add a catch-all "
+        r"alternative such as |\s+|\S at the end to keep every character"
+    ]
+
+
+def _short(source: str, limit: int = 60) -> str:
+    return repr(source if len(source) <= limit else source[:limit] + "...")
