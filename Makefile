@@ -8,21 +8,33 @@ HOST ?= 127.0.0.1
 PORT ?= 5000
 PYTEST_ARGS ?=
 
-.PHONY: setup run test build chromium tiktoken-sdist lint bench clean
+.PHONY: setup setup-run run test build chromium tiktoken-sdist lint bench clean
 
+# `make run` installs only what running needs (the runtime dependencies, npm packages without
+# devDependencies); `make test` adds the test and dev extras and every npm package.
+setup-run: $(VENV)/.runtime node_modules/.runtime
 setup: $(VENV)/.installed node_modules/.installed
 
-$(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+$(VENV)/.runtime: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.runtime
 	$(PY) -m pip install -q -e '.[test,dev]'
+	touch $@
+
+# `npm ci` empties node_modules first, so each install leaves the markers of what it installed.
+node_modules/.runtime: package.json package-lock.json
+	npm ci --omit=dev --no-audit --no-fund --loglevel=error
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
+	touch $@ node_modules/.runtime
 
-build: setup
+build: setup-run
 	$(PY) -c 'from tokenizer.encodings import build_blobs; build_blobs()'
 	$(PY) build_wasm.py
 
@@ -38,10 +50,10 @@ tiktoken-sdist: setup
 	test -f .cache/tiktoken-sdist/tiktoken-$$v.tar.gz || \
 	$(PY) -m pip download -q --no-deps --no-binary :all: tiktoken==$$v -d .cache/tiktoken-sdist
 
-run: build
+run: setup-run build
 	$(PY) server.py --host $(HOST) --port $(PORT)
 
-test: build chromium tiktoken-sdist
+test: setup build chromium tiktoken-sdist
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: setup
