@@ -2,7 +2,8 @@
 
 from .core import Tokenizer
 from .encodings import get_encoding, list_encodings
+from .extend import extend
 from .train import train
 
 __version__ = "0.1.0"
-__all__ = ["Tokenizer", "get_encoding", "list_encodings", "train", "__version__"]
+__all__ = ["Tokenizer", "extend", "get_encoding", "list_encodings", "train", "__version__"]

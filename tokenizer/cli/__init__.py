@@ -18,7 +18,7 @@ DESCRIPTION = """Command line: `python -m tokenizer {list,encode,decode,split,tr
 Results go to stdout (ids and chunks as JSON arrays); errors go to stderr with exit code 2.
 """
 # in the order --help lists them
-COMMAND_MODULES = ("encode", "train", "count", "export", "classic", "analyze")
+COMMAND_MODULES = ("encode", "train", "extend", "count", "export", "classic", "analyze")
 EXIT_USER_ERROR = 2  # as argparse's own usage errors
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 

@@ -1,0 +1,241 @@
+"""Extension: exact against a full-recount reference, ids kept, tiktoken and HF agree, CLI."""
+
+from __future__ import annotations
+
+import json
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import CORPORA
+from tests.strategies import tie_heavy_texts
+from tokenizer import extend, get_encoding, train
+from tokenizer.cli import main as cli_main
+from tokenizer.core import Tokenizer
+
+
+def corpus(name: str, limit: int, start: int = 0) -> str:
+    path = CORPORA / name
+    if not path.exists():
+        pytest.skip(f"corpus {name} not found at {path}")
+    return path.read_text(encoding="utf-8")[start : start + limit]
+
+
+def bpe(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """tiktoken's rule, plainly: merge the leftmost lowest-rank adjacent pair until none is left."""
+    parts = [bytes([b]) for b in piece]
+    while len(parts) > 1:
+        found = [(ranks[a + b], i) for i, (a, b) in enumerate(pairwise(parts)) if a + b in ranks]
+        if not found:
+            break
+        _, i = min(found)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    return [ranks[p] for p in parts]
+
+
+def reference_extend(base: Tokenizer, documents: list[str], add: int, tie_break: str, min_frequency: int):
+    """minbpe's loop from the base vocabulary: every chunk of the text, in order, re-encoded
+    from scratch with a fresh Tokenizer's split and ranks at every step, all pairs recounted."""
+    ranks = dict(base.mergeable_ranks)
+    token = {i: t for t, i in ranks.items()}
+    merges = []
+    for new_id in range(base.n_vocab, base.n_vocab + add):
+        tok = Tokenizer(dict(ranks), base.pattern)
+        chunks = [c for doc in documents for c in tok.split(doc) if c]
+        stats: dict[tuple[int, int], int] = {}  # insertion order = first occurrence in the text
+        for chunk in chunks:
+            ids = bpe(chunk.encode("utf-8"), tok.mergeable_ranks)
+            for pair in pairwise(ids):
+                stats[pair] = stats.get(pair, 0) + 1
+        if not stats:
+            break
+        if tie_break == "first":
+            pair = max(stats, key=stats.get)
+        else:
+            pair = min(stats, key=lambda p: (-stats[p], p))
+        if stats[pair] < min_frequency:
+            break
+        token[new_id] = token[pair[0]] + token[pair[1]]
+        ranks[token[new_id]] = new_id
+        merges.append(pair)
+    return merges
+
+
+def new_tokens(tok: Tokenizer, first: int) -> list[bytes]:
+    return [tok.decode_single_token_bytes(i) for i in range(first, tok.n_vocab)]
+
+
+REAL = [  # (base, corpus file, slice length, slice start)
+    ("cl100k_base", "code_python.txt", 40_000, 200_000),
+    ("gpt2", "pg_en_medium.txt", 30_000, 300_000),
+    ("cl100k_base", "udhr_sample.txt", 30_000, 100_000),
+]
+
+
+@pytest.mark.parametrize("tie_break", ["first", "lexical"])
+@pytest.mark.parametrize("base_name, name, limit, start", REAL)
+def test_matches_reference_on_real_text(base_name, name, limit, start, tie_break):
+    base = get_encoding(base_name)
+    text = corpus(name, limit, start)
+    tok = extend(base, text, 25, tie_break=tie_break)
+    expected = reference_extend(base, [text], 25, tie_break, 2)
+    assert tok.metadata["extension"]["merges"] == [list(p) for p in expected]
+    assert len(expected) == 25
+    # the reference's plain BPE is the real encoder: the corpus encodes to the same ids
+    assert [t for c in tok.split(text) for t in bpe(c.encode(), tok.mergeable_ranks)] == tok.encode_ordinary(
+        text
+    )
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=tie_heavy_texts(),
+    more=tie_heavy_texts(),
+    tie_break=st.sampled_from(["first", "lexical"]),
+    min_frequency=st.sampled_from([1, 2, 3]),
+    add=st.integers(0, 25),
+    vocab=st.sampled_from([256 + 3, 256 + 12, 256 + 30]),
+    special=st.booleans(),
+)
+def test_matches_reference_on_a_small_trained_base(text, more, tie_break, min_frequency, add, vocab, special):
+    base = train("ab aab abab aaa ba é 日本 's\n" * 3, vocab, special_tokens=["<|x|>"] if special else None)
+    docs = [text, more + "<|x|>"]
+    tok = extend(base, docs, add, tie_break=tie_break, min_frequency=min_frequency)
+    expected = reference_extend(base, docs, add, tie_break, min_frequency)
+    ext = tok.metadata["extension"]
+    assert ext["merges"] == [list(p) for p in expected]
+    assert tok.metadata["stopped_early"] == (len(expected) < add)
+    ids = [t for doc in docs for t in tok.encode_ordinary(doc)]
+    assert ext["corpus_tokens_after"] == len(ids)
+    assert ext["corpus_tokens_before"] == sum(len(base.encode_ordinary(d)) for d in docs)
+
+
+@pytest.fixture(scope="module")
+def code_extension():
+    base = get_encoding("cl100k_base")
+    text = corpus("code_python.txt", 60_000, 1_000_000)
+    return base, text, extend(base, text, 120, tie_break="first")
+
+
+def test_base_ids_and_specials_are_kept_and_new_ids_follow(code_extension):
+    base, _, tok = code_extension
+    assert tok.n_vocab == 100277 + 120
+    assert all(tok.mergeable_ranks[t] == i for t, i in base.mergeable_ranks.items())
+    assert tok.special_tokens == base.special_tokens
+    new = new_tokens(tok, 100277)
+    assert [tok.mergeable_ranks[t] for t in new] == list(range(100277, 100277 + 120))
+    assert not set(new) & set(base.mergeable_ranks)
+
+
+def test_gpt2_new_ids_start_after_its_special_token():
+    base = get_encoding("gpt2")
+    tok = extend(base, corpus("code_c.txt", 20_000), 5)
+    assert base.special_tokens == {"<|endoftext|>": 50256}
+    assert tok.metadata["extension"]["first_new_id"] == 50257
+    assert sorted(tok.mergeable_ranks.values())[-5:] == list(range(50257, 50262))
+
+
+def test_fewer_tokens_on_the_domain_text(code_extension):
+    base, text, tok = code_extension
+    before, after = len(base.encode_ordinary(text)), len(tok.encode_ordinary(text))
+    assert after < before
+    assert tok.metadata["extension"]["corpus_tokens_before"] == before
+    assert tok.metadata["extension"]["corpus_tokens_after"] == after
+
+
+def test_tiktoken_loads_the_saved_extension_with_our_ids(code_extension, tmp_path):
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    _, text, tok = code_extension
+    tok.save(tmp_path / "ext")
+    enc = tiktoken.Encoding(
+        "ext",
+        pat_str=tok.pattern_regex,
+        mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "ext.tiktoken")),
+        special_tokens=tok.special_tokens,
+    )
+    sample = text + corpus("code_python.txt", 30_000, 2_000_000) + "<|endoftext|>"
+    assert enc.encode(sample, allowed_special="all") == tok.encode(sample, allowed_special="all")
+    again = Tokenizer.load(tmp_path / "ext")
+    assert again.mergeable_ranks == tok.mergeable_ranks
+    assert again.metadata["extension"]["merges"] == tok.metadata["extension"]["merges"]
+
+
+def test_hf_export_gives_our_ids(code_extension, tmp_path):
+    hf = pytest.importorskip("tokenizers")
+    from tokenizer.hf_export import export_hf
+
+    _, text, tok = code_extension
+    export_hf(tok, tmp_path / "tokenizer.json")
+    hf_tok = hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    sample = text + corpus("code_python.txt", 30_000, 2_000_000)
+    assert hf_tok.encode(sample).ids == tok.encode_ordinary(sample)
+
+
+def test_stops_when_pairs_are_too_rare_and_says_so():
+    tok = extend(get_encoding("gpt2"), "zqxv zqxv zqxv", 10, min_frequency=3)
+    assert tok.metadata["extension"]["added"] < 10
+    assert tok.metadata["stopped_early"]
+    assert "3 or more times" in tok.metadata["stop_reason"]
+
+
+def test_base_by_name_and_bad_arguments():
+    tok = extend("gpt2", "hello hello", 0)
+    assert tok.n_vocab == 50257 and tok.metadata["extension"]["added"] == 0
+    with pytest.raises(ValueError, match="tie_break"):
+        extend("gpt2", "x", 1, tie_break="last")
+    with pytest.raises(ValueError, match="add must be"):
+        extend("gpt2", "x", -1)
+    with pytest.raises(ValueError, match="unknown tokenizer"):
+        extend("no_such_tokenizer", "x", 1)
+
+
+def test_cli_extend(tmp_path, capsys):
+    train_file = tmp_path / "code.py"
+    train_file.write_text(corpus("code_python.txt", 30_000, 500_000))
+    held = tmp_path / "held.py"
+    held.write_text(corpus("code_python.txt", 10_000, 900_000))
+    out = tmp_path / "ext"
+    rc = cli_main(
+        [
+            "extend",
+            "cl100k_base",
+            str(train_file),
+            "--add",
+            "30",
+            "--held-out",
+            str(held),
+            "-q",
+            "-o",
+            str(out),
+        ]
+    )
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "30 new tokens (ids 100277..100306)" in err
+    assert "held-out" in err
+    meta = json.loads(Path(f"{out}.json").read_text())["metadata"]
+    held_stats = meta["extension"]["held_out"]
+    assert held_stats["tokens_after"] <= held_stats["tokens_before"]
+    assert held_stats["tokens_before"] == len(get_encoding("cl100k_base").encode_ordinary(held.read_text()))
+    again = Tokenizer.load(out)
+    assert held_stats["tokens_after"] == len(again.encode_ordinary(held.read_text()))
+    # the result extends again, from its files
+    rc = cli_main(["extend", str(out), str(train_file), "--add", "2", "-q", "-o", str(tmp_path / "ext2")])
+    assert rc == 0 and Tokenizer.load(tmp_path / "ext2").n_vocab == 100277 + 32
+
+
+def test_cli_errors(tmp_path, capsys):
+    assert (
+        cli_main(["extend", "nope", str(tmp_path / "missing.txt"), "--add", "3", "-o", str(tmp_path / "x")])
+        == 2
+    )
+    assert "unknown tokenizer" in capsys.readouterr().err
+    f = tmp_path / "a.txt"
+    f.write_text("zz")
+    assert cli_main(["extend", "gpt2", str(f), "--add", "3", "-q", "-o", str(tmp_path / "x")]) == 0
+    assert "stopped early" in capsys.readouterr().err

@@ -1,0 +1,81 @@
+"""`extend`: new merges on top of an existing tokenizer; every base id stays as it was."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..extend import extend
+from ..loading import load_any
+from ..train import TIE_BREAKS
+from .common import read_utf8
+from .progress import progress_bars
+
+
+def cmd_extend(args: argparse.Namespace) -> int:
+    base = load_any(args.base)
+    held_out = read_utf8(args.held_out) if args.held_out else None
+    with progress_bars(args.quiet) as progress:
+        tok = extend(
+            base,
+            [Path(f) for f in args.files],
+            args.add,
+            tie_break=args.tie_break,
+            min_frequency=args.min_frequency,
+            workers=args.workers,
+            progress=progress,
+        )
+    ext = tok.metadata["extension"]
+    if held_out is not None:
+        ext["held_out"] = {
+            "file": args.held_out,
+            "tokens_before": len(base.encode_ordinary(held_out)),
+            "tokens_after": len(tok.encode_ordinary(held_out)),
+        }
+    tok.name = Path(args.output).name
+    tok.save(args.output)
+    print(report(tok), file=sys.stderr)
+    return 0
+
+
+def report(tok) -> str:
+    """What the extension bought, in a few lines."""
+    meta = tok.metadata
+    ext = meta["extension"]
+    first, added = ext["first_new_id"], ext["added"]
+    lines = [
+        f"{added} new tokens (ids {first}..{first + added - 1}) on {ext['base']} "
+        f"in {meta['statistics']['seconds']['total']:.1f} s"
+        + (f"; stopped early: {meta['stop_reason']}" if meta["stopped_early"] else "")
+    ]
+    rows = [("corpus", ext["corpus_tokens_before"], ext["corpus_tokens_after"])]
+    if "held_out" in ext:
+        held = ext["held_out"]
+        rows.append((f"held-out {held['file']}", held["tokens_before"], held["tokens_after"]))
+    for what, before, after in rows:
+        change = f"{100 * (after - before) / before:+.2f} %" if before else "n/a"
+        lines.append(f"  {what}: {before} -> {after} tokens ({change})")
+    return "\n".join(lines)
+
+
+def add_commands(subparsers) -> None:
+    p = subparsers.add_parser(
+        "extend", help="add merges learned from files to a tokenizer, keeping every existing id"
+    )
+    p.add_argument("base", metavar="BASE", help="a reference encoding (cl100k_base, ...) or a tokenizer file")
+    p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files to learn from (streamed)")
+    p.add_argument("--add", "-n", type=int, required=True, metavar="N", help="new tokens to add (at most)")
+    p.add_argument(
+        "--tie-break", choices=TIE_BREAKS, default="first", help="first (minbpe) or lexical (rustbpe)"
+    )
+    p.add_argument(
+        "--min-frequency", type=int, default=2, help="stop when the best pair is rarer (default 2)"
+    )
+    p.add_argument("--held-out", metavar="FILE", help="also report the token counts of this file")
+    p.add_argument("--workers", "-j", type=int, help="counting processes (default: all cores for big inputs)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="OUT_STEM", help="writes OUT_STEM.tiktoken + .json"
+    )
+    p.set_defaults(func=cmd_extend)
