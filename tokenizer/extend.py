@@ -159,6 +159,31 @@ class _Extender:
                 return c
         return 0
 
+    def run(self, add: int, first_id: int, min_frequency: int, progress: Progress | None) -> None:
+        """Up to `add` merges with ids first_id, first_id + 1, ...; fills merges, counts,
+        ties, reencoded and stop_reason."""
+        self.merges: list[Pair] = []
+        self.counts: list[int] = []
+        self.ties = self.reencoded = 0
+        self.stop_reason: str | None = None
+        tick = Ticker("merge", add, progress)
+        for step in range(add):
+            best = self.pop_best()
+            if best is None or best[1] < min_frequency:
+                self.stop_reason = (
+                    "no pairs left: every chunk is a single token"
+                    if best is None
+                    else f"no pair occurs {min_frequency} or more times"
+                )
+                break
+            p, c = best
+            self.ties += self.best_count() == c
+            self.reencoded += self.merge(p, first_id + step)
+            self.merges.append(p)
+            self.counts.append(c)
+            tick.add(1)
+        tick.done()
+
     def merge(self, p: Pair, new_id: int) -> int:
         """Add the token of pair p as new_id; re-encode the chunks it changes. Returns how many."""
         token = self.token_bytes[p[0]] + self.token_bytes[p[1]]
@@ -248,29 +273,35 @@ def extend(
     chunk_counts.clear()
     t2 = time.perf_counter()
     first_id = base.n_vocab
-    merges: list[Pair] = []
-    counts: list[int] = []
-    ties = reencoded = 0
-    stop_reason = None
-    tick = Ticker("merge", add, progress)
-    for step in range(add):
-        best = ext.pop_best()
-        if best is None or best[1] < min_frequency:
-            stop_reason = (
-                "no pairs left: every chunk is a single token"
-                if best is None
-                else f"no pair occurs {min_frequency} or more times"
-            )
-            break
-        p, c = best
-        ties += ext.best_count() == c
-        reencoded += ext.merge(p, first_id + step)
-        merges.append(p)
-        counts.append(c)
-        tick.add(1)
-    tick.done()
+    ext.run(add, first_id, min_frequency, progress)
     t3 = time.perf_counter()
-    return _result(base, ext, merges, first_id, _metadata_of(base, locals()))
+    seconds = {"count": t1 - t0, "encode": t2 - t1, "merge": t3 - t2, "total": t3 - t0}
+    metadata = {
+        "trainer": "extend",
+        "stopped_early": ext.stop_reason is not None,
+        "stop_reason": ext.stop_reason,
+        "extension": {
+            "base": base.name,
+            "first_new_id": first_id,
+            "requested": add,
+            "added": len(ext.merges),
+            "tie_break": tie_break,
+            "min_frequency": min_frequency,
+            "merges": [list(p) for p in ext.merges],
+            "counts": ext.counts,
+            "corpus_tokens_before": ext.tokens_before,
+            "corpus_tokens_after": ext.tokens,
+        },
+        "statistics": {
+            **{k: stats.get(k) for k in ("documents", "bytes", "chunks", "unique_chunks")},
+            "multi_token_chunks": len(ext.words),
+            "merges": len(ext.merges),
+            "ties": ext.ties,
+            "reencoded_chunks": ext.reencoded,
+            "seconds": {k: round(v, 3) for k, v in seconds.items()},
+        },
+    }
+    return _result(base, ext, first_id, metadata)
 
 
 def _ticking(chunk_counts: dict[str, int], tick: Ticker) -> Iterable[tuple[str, int]]:
@@ -279,60 +310,20 @@ def _ticking(chunk_counts: dict[str, int], tick: Ticker) -> Iterable[tuple[str, 
         tick.add(1)
 
 
-def _metadata_of(base: Tokenizer, v: dict[str, Any]) -> dict[str, Any]:
-    """The result's metadata from extend()'s local variables `v`."""
-    stats, ext, merges, t0 = v["stats"], v["ext"], v["merges"], v["t0"]
-    return {
-        "trainer": "extend",
-        "stopped_early": v["stop_reason"] is not None,
-        "stop_reason": v["stop_reason"],
-        "extension": {
-            "base": base.name,
-            "base_n_vocab": v["first_id"],
-            "first_new_id": v["first_id"],
-            "requested": v["add"],
-            "added": len(merges),
-            "tie_break": v["tie_break"],
-            "min_frequency": v["min_frequency"],
-            "merges": [list(p) for p in merges],
-            "counts": v["counts"],
-            "corpus_tokens_before": ext.tokens_before,
-            "corpus_tokens_after": ext.tokens,
-        },
-        "statistics": {
-            "documents": stats.get("documents"),
-            "bytes": stats.get("bytes"),
-            "chunks": stats.get("chunks"),
-            "unique_chunks": stats.get("unique_chunks"),
-            "multi_token_chunks": len(ext.words),
-            "merges": len(merges),
-            "ties": v["ties"],
-            "reencoded_chunks": v["reencoded"],
-            "seconds": {
-                "count": round(v["t1"] - t0, 3),
-                "encode": round(v["t2"] - v["t1"], 3),
-                "merge": round(v["t3"] - v["t2"], 3),
-                "total": round(time.perf_counter() - t0, 3),
-            },
-        },
-    }
-
-
-def _result(
-    base: Tokenizer, ext: _Extender, merges: list[Pair], first_id: int, metadata: dict[str, Any]
-) -> Tokenizer:
+def _result(base: Tokenizer, ext: _Extender, first_id: int, metadata: dict[str, Any]) -> Tokenizer:
+    """The base's ranks, specials and pattern plus the new tokens."""
     ranks = dict(base.mergeable_ranks)
     decoder = {i: t for t, i in ranks.items()}
-    for later, _ in base.duplicate_ids.items():  # ids the base decodes but never encodes to
+    for later in base.duplicate_ids:  # ids the base decodes but never encodes to
         decoder[later] = base.decode_single_token_bytes(later)
-    for i in range(first_id, first_id + len(merges)):
+    for i in range(first_id, first_id + len(ext.merges)):
         ranks[ext.token_bytes[i]] = i
         decoder[i] = ext.token_bytes[i]
     return Tokenizer(
         ranks,
         base.pattern,
         base.special_tokens,
-        name=f"{base.name}+{len(merges)}",
+        name=f"{base.name}+{len(ext.merges)}",
         metadata=metadata,
         decoder=decoder,
     )
