@@ -31,7 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     allowed = list(args.allow_host)
     if args.host not in (*LOOPBACK, *ANY_ADDRESS):
         allowed.append(f"[{args.host}]" if ":" in args.host else args.host)
-    app = create_app({"DATA_DIR": args.data_dir, "WEB_DIR": args.web_dir, "ALLOWED_HOSTS": allowed})
+    app = create_app(
+        {
+            "DATA_DIR": args.data_dir,
+            "WEB_DIR": args.web_dir,
+            "ALLOWED_HOSTS": allowed,
+            "JOB_TIME_LIMIT": args.job_time_limit,
+        }
+    )
     try:
         server = make_server(args.host, args.port, app, threaded=True)
     except OSError as e:
@@ -81,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="NAME[:PORT]",
         help="also accept this Host header (e.g. a LAN name when binding 0.0.0.0)",
+    )
+    parser.add_argument(
+        "--job-time-limit",
+        type=float,
+        default=DEFAULTS["JOB_TIME_LIMIT"],
+        metavar="SECONDS",
+        help=f"stop a training job after this long (default {DEFAULTS['JOB_TIME_LIMIT']:g})",
     )
     return parser
 

@@ -51,6 +51,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         max_queued=app.config["MAX_QUEUED_JOBS"],
         max_running=app.config["MAX_RUNNING_JOBS"],
         history=app.config["JOB_HISTORY"],
+        time_limit=app.config["JOB_TIME_LIMIT"],
     )
     app.extensions[tokenizers.META_CACHE] = {}
     security.init_app(app)

@@ -17,6 +17,9 @@ DEFAULTS: dict[str, Any] = {
     "WEB_DIR": ROOT / "web" / "dist",  # the built page (build_wasm.py)
     "MAX_UPLOAD_BYTES": 200 * 1024 * 1024,  # bytes: a whole POST /api/train body
     "MAX_TEXT_BYTES": 16 * 1024 * 1024,  # bytes: the `text` form field (held in memory; files are not)
+    # bytes: every other form field (name, regex, special_tokens, ...). The largest real one,
+    # special_tokens, is at most 256 tokens x 256 characters: 384 KB even as JSON \u escapes.
+    "MAX_FIELD_BYTES": 512 * 1024,
     # tokens: above GPT-2's 50257, the whole 16-bit id space; a pure-Python merge loop past
     # that on a 200 MB upload takes longer than anyone waits at a page. Raise it if you need.
     "MAX_VOCAB": 65536,
@@ -27,6 +30,10 @@ DEFAULTS: dict[str, Any] = {
     "TRAIN_WORKERS": None,  # processes: passed to train(workers=...); None lets the trainer decide
     "ALLOWED_HOSTS": [],  # extra Host names (or name:port) besides 127.0.0.1, localhost, [::1]
     "JOB_HISTORY": 100,  # jobs: finished ones remembered for GET /api/jobs/ID
+    # seconds a job may run before it is stopped (failed): a 200 MB corpus at vocabulary
+    # 65536 trains in minutes, so an hour means a runaway (e.g. a regex that backtracks
+    # for ever on the corpus), not a slow machine. Raise it for bigger work.
+    "JOB_TIME_LIMIT": 3600.0,
 }
 
 # Form fields other than files (vocab_size, name, pattern, ...) that a train request may carry,
@@ -40,6 +47,9 @@ def load_config(config: dict[str, Any] | None) -> dict[str, Any]:
     cfg = {**DEFAULTS, **(config or {})}
     cfg["DATA_DIR"] = Path(cfg["DATA_DIR"]).resolve()
     cfg["WEB_DIR"] = Path(cfg["WEB_DIR"]).resolve()
+    limit = float(cfg["JOB_TIME_LIMIT"])
+    if not 0 < limit < float("inf"):
+        raise ValueError(f"JOB_TIME_LIMIT must be a positive number of seconds, not {limit}")
     cfg["MAX_CONTENT_LENGTH"] = int(cfg["MAX_UPLOAD_BYTES"])
     cfg["MAX_FORM_MEMORY_SIZE"] = int(cfg["MAX_TEXT_BYTES"])
     cfg["MAX_FORM_PARTS"] = int(cfg["MAX_FILES"]) + FORM_FIELD_PARTS

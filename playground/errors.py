@@ -8,7 +8,7 @@ in the one place that maps Python errors to HTTP.
 from __future__ import annotations
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
-from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge
 
 from .jobs import AlreadyFinished, JobError, JobNotFound, NameTaken, QueueFull
 
@@ -18,6 +18,10 @@ JOB_ERROR_STATUS: dict[type[JobError], int] = {
     NameTaken: 409,  # Conflict: the name belongs to a file, an encoding or a running job
     AlreadyFinished: 409,  # Conflict: nothing left to cancel
 }
+
+# The last resort for an exception no view expected: every input that can reach one is meant
+# to be refused with a 4xx at its cause (tests/test_api_hostile.py); this answer is for bugs.
+INTERNAL_ERROR = "internal error: the server logged it; please report it with the request that caused it"
 
 bp = Blueprint("errors", __name__)
 
@@ -56,15 +60,17 @@ def _http_error(e: HTTPException) -> Response:
         text_limit = current_app.config["MAX_TEXT_BYTES"]
         return error_response(
             413,
-            f"upload too large: the limit is {_human(limit)} per request "
-            f"({_human(text_limit)} for the text field; send bigger text as a file)",
+            f"upload too large: the limit is {human_size(limit)} per request "
+            f"({human_size(text_limit)} for the text field; send bigger text as a file)",
         )
     if request.path.startswith("/api/"):
+        if isinstance(e, InternalServerError):  # a bug: Flask has logged its traceback
+            return error_response(500, INTERNAL_ERROR)
         return error_response(e.code or 500, e.description or e.name)
     return e.get_response()  # type: ignore[return-value]
 
 
-def _human(n: int) -> str:
+def human_size(n: int) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:g} {unit}" if unit == "bytes" else f"{n:.4g} {unit}"

@@ -4,7 +4,9 @@ JobManager spawns `run_job(conn, spec)` (a fresh interpreter, not a fork of a th
 server). The child makes itself a process-group leader, so cancelling the job kills any
 counting pool the trainer starts too, and it exits on its own if the server dies without
 cancelling it. Everything it says goes through `conn` as `(kind, payload)` tuples:
-("progress", {...}) many times, then ("done", result) or ("error", message).
+("warning", message) for a custom regex that drops text of the corpus (measured on its first
+part: tokenizer.regex_check), ("progress", {...}) many times, then ("done", result) or
+("error", message).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from tokenizer.patterns import NO_SPLIT, is_named
+from tokenizer.regex_check import MAX_SAMPLE_CHARS, check_split_regex
 from tokenizer.train import train
 
 PROGRESS_INTERVAL = 0.1  # seconds between progress messages of one phase (the last always goes)
@@ -63,6 +67,9 @@ def run_job(conn: Connection, spec: dict[str, Any]) -> None:
 
     try:
         started = time.time()
+        if _is_custom(spec["pattern"]):
+            for warning in check_split_regex(spec["pattern"], sample=_sample(paths[0])):
+                conn.send(("warning", warning))
         tok = train(
             [Path(p) for p in paths],
             spec["vocab_size"],
@@ -94,6 +101,16 @@ def run_job(conn: Connection, spec: dict[str, Any]) -> None:
             conn.send(("error", message))
     finally:
         conn.close()
+
+
+def _is_custom(pattern: str) -> bool:
+    return pattern != NO_SPLIT and not is_named(pattern)
+
+
+def _sample(path: str) -> str:
+    """The start of a corpus file (already checked to be UTF-8; a character cut at the end is dropped)."""
+    with open(path, "rb") as f:
+        return f.read(MAX_SAMPLE_CHARS).decode("utf-8", "ignore")
 
 
 def _finite(x: float | None) -> float | None:

@@ -9,6 +9,9 @@ two files are renamed into DATA_DIR, the .tiktoken first and the .json last. A t
 listed only when its .json exists, so the rename of the .json is the commit. Temp folders
 whose server process is gone (kill -9) are removed when the next server starts.
 
+A job that runs longer than `time_limit` seconds (config JOB_TIME_LIMIT) is stopped like a
+cancelled one and ends `failed`, with an error that gives the limit and how to raise it.
+
 Every state change happens under `lock` and bumps the job's `version`, which is what SSE
 streams wait on (`wait_for_change`).
 """
@@ -31,7 +34,7 @@ from typing import Any
 
 from tokenizer.encodings import list_encodings
 
-from .config import JOBS_DIRNAME
+from .config import DEFAULTS, JOBS_DIRNAME
 from .job_process import run_job
 
 FINAL_STATES = ("done", "failed", "cancelled")
@@ -75,6 +78,7 @@ class Job:
         self.state = "queued"
         self.progress: dict[str, Any] | None = None
         self.error: str | None = None
+        self.warnings: list[str] = []  # e.g. a custom regex that drops text (job_process)
         self.result: dict[str, Any] | None = None
         self.created = time.time()
         self.started: float | None = None
@@ -91,6 +95,7 @@ class Job:
             "tokenizer": self.name if self.state == "done" else None,
             "progress": self.progress,
             "error": self.error,
+            "warnings": self.warnings,
             "queue_position": queue_position,
             "params": {k: v for k, v in self.params.items() if k not in ("workers",)},
             "corpus": {"files": [label for _, label in self.corpus], "bytes": self.corpus_bytes},
@@ -106,8 +111,17 @@ class Job:
 class JobManager:
     """Queue + worker processes + the files they produce; every state change under `lock`."""
 
-    def __init__(self, data_dir: Path, *, max_queued: int, max_running: int, history: int) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        max_queued: int,
+        max_running: int,
+        history: int,
+        time_limit: float = DEFAULTS["JOB_TIME_LIMIT"],
+    ) -> None:
         self.data_dir = data_dir
+        self.time_limit = float(time_limit)
         self.jobs_dir = data_dir / JOBS_DIRNAME
         self.max_queued = int(max_queued)
         self.max_running = int(max_running)
@@ -199,13 +213,20 @@ class JobManager:
             return job
 
     def cancel(self, job: Job) -> None:
+        if not self._stop(job, "cancelled", None):
+            raise AlreadyFinished(f"job {job.id} already {job.state}; nothing to cancel")
+
+    def _stop(self, job: Job, state: str, error: str | None) -> bool:
+        """Put an unfinished job in `state`, kill its processes, remove its folder.
+        False if it had finished already."""
         with self.lock:
             if job.state in FINAL_STATES:
-                raise AlreadyFinished(f"job {job.id} already {job.state}; nothing to cancel")
+                return False
             process = job.process
             if job in self.queue:
                 self.queue.remove(job)
-            job.state = "cancelled"  # from here on the monitor discards whatever arrives
+            job.state = state  # from here on the monitor discards whatever arrives
+            job.error = error
             job.finished = time.time()
             job.process = None
         if process is not None:
@@ -214,6 +235,7 @@ class JobManager:
             shutil.rmtree(job.dir, ignore_errors=True)
             self._touch(job)
             self._start_queued()
+        return True
 
     def shutdown(self) -> None:
         """Stop every job (server exit): their processes die, their temp folders go."""
@@ -285,18 +307,26 @@ class JobManager:
         ).start()
 
     def _monitor(self, job: Job, receiver: Connection) -> None:
-        """Reads the child's messages until it exits; then finalizes the job."""
+        """Reads the child's messages until it exits, or stops it at the time limit; then
+        finalizes the job."""
         outcome: tuple[str, Any] | None = None
+        deadline = time.monotonic() + self.time_limit
         try:
             while True:
                 try:
+                    if not receiver.poll(max(0.0, deadline - time.monotonic())):
+                        self._stop(job, "failed", self._over_time_message())
+                        return
                     kind, payload = receiver.recv()
                 except (EOFError, OSError):
                     break
-                if kind == "progress":
+                if kind in ("progress", "warning"):
                     with self.lock:
                         if job.state == "running":
-                            job.progress = payload
+                            if kind == "warning":
+                                job.warnings.append(payload)
+                            else:
+                                job.progress = payload
                             self._touch(job)
                 else:
                     outcome = (kind, payload)
@@ -317,6 +347,14 @@ class JobManager:
                 why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
                 hint = " (out of memory?)" if code == -signal.SIGKILL else ""
                 self._finish(job, "failed", f"the training process died ({why}){hint}")
+
+    def _over_time_message(self) -> str:
+        return (
+            f"stopped: the job ran longer than the time limit of {_duration(self.time_limit)} "
+            f"(JOB_TIME_LIMIT = {self.time_limit:g} s); raise it with server.py --job-time-limit "
+            "SECONDS (or create_app({'JOB_TIME_LIMIT': ...})), or train on less text or a smaller "
+            "vocabulary. A custom regex that backtracks on the corpus can also run this long"
+        )
 
     def _install(self, job: Job, result: dict[str, Any]) -> None:
         """Rename the finished files into DATA_DIR: .tiktoken first, then .json (the commit)."""
@@ -354,6 +392,14 @@ class JobManager:
         shutil.rmtree(job.dir, ignore_errors=True)
         self._touch(job)
         self._start_queued()
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:g} h"
+    if seconds >= 60:
+        return f"{seconds / 60:g} min"
+    return f"{seconds:g} s"
 
 
 def _pid_alive(pid: int) -> bool:

@@ -1,8 +1,16 @@
 """/api/health and /api/tokenizers: what the server offers, and the trained tokenizers it stores.
 
-A trained tokenizer is the pair DATA_DIR/NAME.tiktoken + DATA_DIR/NAME.json, listed only when
-both are regular files (never symlinks) and the .json parses; its metadata is cached by the
-files' mtime and sizes, so listing a folder of large tokenizers does not re-read them.
+A trained tokenizer is the pair DATA_DIR/NAME.tiktoken + DATA_DIR/NAME.json, listed as
+trained only when both are regular files (never symlinks) and the .json parses; its metadata
+is cached by the files' mtime and sizes, so listing a folder of large tokenizers does not
+re-read them.
+
+Anything else under a tokenizer's name (a .json without its .tiktoken or the reverse, after a
+crash or a half copy; a .json that does not parse; a symlink) is listed under "broken" with
+the reason, and DELETE removes it: the name is free again. Broken entries are listed rather
+than cleaned at start-up because they may be the user's own files, half copied in by hand.
+The folder is read under the job manager's lock, so a job installing its pair (two renames)
+is never seen half done.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from flask import Blueprint, Response, current_app, jsonify, send_file
 import tokenizer
 from tokenizer import formats
 from tokenizer.encodings import ENCODING_PATTERN_NAMES, list_encodings
+from tokenizer.regex_check import MAX_REGEX_CHARS
 from tokenizer.train import MIN_VOCAB, TIE_BREAKS
 
 from .errors import ApiError
@@ -50,14 +59,24 @@ def health() -> Response:
             "max_special_tokens": cfg["MAX_SPECIAL_TOKENS"],
             "max_queued_jobs": cfg["MAX_QUEUED_JOBS"],
             "max_running_jobs": cfg["MAX_RUNNING_JOBS"],
+            "max_field_bytes": cfg["MAX_FIELD_BYTES"],
+            "max_regex_chars": MAX_REGEX_CHARS,
+            "job_time_limit": cfg["JOB_TIME_LIMIT"],
         },
     )
 
 
 @bp.get("/tokenizers")
 def tokenizers_list() -> Response:
-    trained = [e for e in (_trained_entry(n) for n in _trained_names()) if e is not None]
-    return jsonify(reference=[_reference_entry(n) for n in list_encodings()], trained=trained)
+    trained, broken = [], []
+    with job_manager().lock:
+        for name in _stored_names():
+            entry = _trained_entry(name)
+            if entry is not None:
+                trained.append(entry)
+            else:
+                broken.append({"name": name, "kind": "broken", "reason": _broken_reason(name)})
+    return jsonify(reference=[_reference_entry(n) for n in list_encodings()], trained=trained, broken=broken)
 
 
 @bp.get("/tokenizers/<path:filename>")
@@ -70,7 +89,7 @@ def tokenizer_get(filename: str) -> Response:
             return jsonify(_reference_entry(name))
         entry = _trained_entry(name)
         if entry is None:
-            raise ApiError(404, f"no tokenizer named {name!r}")
+            raise ApiError(404, _not_found(name))
         return jsonify(entry)
     if name in list_encodings():
         raise ApiError(
@@ -91,13 +110,19 @@ def tokenizer_delete(filename: str) -> Response:
         raise ApiError(400, f"{name!r} is a reference encoding; only trained tokenizers can be deleted")
     data = _data_dir()
     with job_manager().lock:  # no job installs a tokenizer of this name meanwhile
-        if _trained_entry(name) is None:
+        if name not in _stored_names():
             raise ApiError(404, f"no trained tokenizer named {name!r}")
-        # The .json goes first: without it the pair is no longer listed, so a crash between
-        # the two unlinks never leaves a half tokenizer visible.
-        for suffix in (".json", ".tiktoken"):
+        paths = [data / f"{name}{suffix}" for suffix in (".json", ".tiktoken")]
+        for path in paths:
+            if path.is_dir() and not path.is_symlink():
+                raise ApiError(
+                    409, f"{path.name} is a folder; the server deletes only files: remove it by hand"
+                )
+        # The .json goes first: without it the pair is no longer listed as trained, so a crash
+        # between the two unlinks leaves a broken entry, which a new DELETE removes.
+        for path in paths:
             with contextlib.suppress(FileNotFoundError):
-                (data / f"{name}{suffix}").unlink()
+                path.unlink()  # a symlink itself, never what it points to
     current_app.extensions[META_CACHE].pop(name, None)
     return jsonify(deleted=name)
 
@@ -123,10 +148,8 @@ def _trained_entry(name: str) -> dict[str, Any] | None:
     hit = cache.get(name)
     if hit and hit[0] == key:
         return hit[1]
-    try:
-        meta = formats.read_json(json_path)
-    except (ValueError, OSError) as e:
-        log.warning("skipping %s: %s", json_path.name, e)
+    meta = _read_meta(json_path)
+    if meta is None:
         return None
     merges = meta.get("merges")
     entry = {
@@ -149,14 +172,43 @@ def _trained_entry(name: str) -> dict[str, Any] | None:
     return entry
 
 
-def _trained_names() -> list[str]:
+def _read_meta(json_path: Path) -> dict[str, Any] | None:
+    try:
+        meta = formats.read_json(json_path)
+    except (ValueError, OSError, RecursionError) as e:
+        log.warning("broken tokenizer %s: %s", json_path.name, e)
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _stored_names() -> list[str]:
+    """Every tokenizer name with a .json or a .tiktoken in the data folder, whole or not."""
     data = _data_dir()
-    names = []
-    for path in data.glob("*.json"):
-        name = path.name[: -len(".json")]
-        if NAME_RE.fullmatch(name) and (data / f"{name}.tiktoken").is_file():
-            names.append(name)
-    return sorted(names, key=str.lower)
+    names = {p.name.rsplit(".", 1)[0] for pattern in ("*.json", "*.tiktoken") for p in data.glob(pattern)}
+    return sorted((n for n in names if NAME_RE.fullmatch(n)), key=str.lower)
+
+
+def _broken_reason(name: str) -> str:
+    """Why a stored name is not a trained tokenizer, and what to do about it."""
+    data = _data_dir()
+    json_path, tt_path = data / f"{name}.json", data / f"{name}.tiktoken"
+    fix = f"delete it (DELETE /api/tokenizers/{name}) or put the missing file back"
+    for path in (json_path, tt_path):
+        if path.is_symlink():
+            return f"{path.name} is a symbolic link; the server serves only files it wrote. Delete it"
+        if path.exists() and not path.is_file():
+            return f"{path.name} is not a regular file; remove it by hand"
+    if not tt_path.exists():
+        return f"{json_path.name} has no {tt_path.name} beside it (a crash or a half copy?): {fix}"
+    if not json_path.exists():
+        return f"{tt_path.name} has no {json_path.name} beside it (a crash or a half copy?): {fix}"
+    return f"{json_path.name} is not a tokenizer's .json (see the server log): {fix}"
+
+
+def _not_found(name: str) -> str:
+    if name in _stored_names():
+        return f"tokenizer {name!r} is broken: {_broken_reason(name)}"
+    return f"no tokenizer named {name!r}"
 
 
 def _reference_entry(name: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from tokenizer.train import MIN_VOCAB
 
 from . import forms
 from .errors import ApiError
+from .formparser import BoundedFormParser
 from .jobs import JobManager
 from .jobs_api import job_manager
 
@@ -32,8 +33,20 @@ class UploadRequest(Flask.request_class):  # type: ignore[misc, valid-type]
     """Streams uploaded files straight to disk, into the folder the train view chose.
 
     Werkzeug would spool them to anonymous temp files; writing them where the job will read
-    them means a 200 MB corpus is never held in memory and never copied.
+    them means a 200 MB corpus is never held in memory and never copied. The other fields go
+    through formparser.BoundedFormParser: bounded one by one, strictly UTF-8.
     """
+
+    def make_form_data_parser(self) -> BoundedFormParser:
+        cfg = current_app.config
+        return BoundedFormParser(
+            self._get_file_stream,
+            max_content_length=self.max_content_length,
+            max_form_parts=cfg["MAX_FORM_PARTS"],
+            max_text_bytes=cfg["MAX_TEXT_BYTES"],
+            max_field_bytes=cfg["MAX_FIELD_BYTES"],
+            cls=self.parameter_storage_class,
+        )
 
     def _get_file_stream(
         self,

@@ -109,11 +109,13 @@ def test_reference_encodings_cannot_be_deleted(client):
     assert client.delete("/api/jobs/0123456789abcdef").status_code == 404
 
 
-def test_half_written_tokenizer_is_not_listed(client, server_dirs):
+def test_half_written_tokenizer_is_listed_as_broken(client, server_dirs):
     _, data = server_dirs
     save_tokenizer(data, "whole")
     save_tokenizer(data, "half")
     (data / "half.json").unlink()  # as after a crash between the two renames
     (data / "junk.json").write_text("{not json")
     (data / "junk.tiktoken").write_text("")
-    assert [t["name"] for t in client.get("/api/tokenizers").get_json()["trained"]] == ["whole"]
+    listing = client.get("/api/tokenizers").get_json()
+    assert [t["name"] for t in listing["trained"]] == ["whole"]
+    assert [(b["name"], b["kind"]) for b in listing["broken"]] == [("half", "broken"), ("junk", "broken")]

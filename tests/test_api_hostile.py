@@ -1,0 +1,385 @@
+"""Hostile requests to the server: each is a 4xx JSON answer within a second, leaves no thread
+spinning and nothing behind; broken stored files are listed and deletable; a runaway job is
+stopped at its time limit. The files used are in tests/data/hostile/server (index.json says
+what each must give); the big inputs are generated here.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from urllib.parse import quote_from_bytes
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from playground import create_app, forms
+from playground.errors import INTERNAL_ERROR
+from tests.helpers import ROOT
+from tests.server_helpers import GOOD, LiveServer, alive, leftovers, post_train, save_tokenizer
+
+HOSTILE = ROOT / "tests" / "data" / "hostile" / "server"
+CASES = json.loads((HOSTILE / "index.json").read_text(encoding="utf-8"))["cases"]
+FAST = 1.0  # seconds: every hostile request is answered within this (the issue's bound)
+MiB = 1024 * 1024
+
+
+@pytest.fixture
+def full_app(server_dirs):
+    """The app with the real (default) limits: 16 MB of text, 512 KB per other field.
+    No job ever starts (MAX_RUNNING_JOBS=0): a request that passes every check is queued, 202."""
+    web, data = server_dirs
+    app = create_app({"WEB_DIR": web, "DATA_DIR": data, "MAX_RUNNING_JOBS": 0, "MAX_QUEUED_JOBS": 10_000})
+    yield app
+    app.extensions["bpe_jobs"].shutdown()
+
+
+@pytest.fixture
+def full(full_app):
+    return full_app.test_client()
+
+
+def multipart(fields: dict[str, bytes], boundary: str = "h0stile") -> tuple[bytes, str]:
+    """A multipart body with each field's value as raw bytes (no client re-encodes them)."""
+    body = b"".join(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode() + value + b"\r\n"
+        for name, value in fields.items()
+    )
+    return body + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def send(client, body: bytes, content_type: str):
+    """POST /api/train; returns (response, seconds). Asserts a JSON answer that is never a 500."""
+    started = time.perf_counter()
+    resp = client.post(
+        "/api/train", data=body, content_type=content_type, headers={"Origin": "http://localhost"}
+    )
+    seconds = time.perf_counter() - started
+    assert resp.status_code < 500, resp.get_json()
+    assert resp.is_json and isinstance(resp.get_json(), dict)
+    return resp, seconds
+
+
+def urlencoded(fields: dict[str, bytes]) -> bytes:
+    return "&".join(f"{k}={quote_from_bytes(v)}" for k, v in fields.items()).encode()
+
+
+def assert_refused(resp, seconds, status, fragment):
+    assert resp.status_code == status, resp.get_json()
+    assert fragment in resp.get_json()["error"], resp.get_json()
+    assert seconds < FAST, seconds
+
+
+# ----- the issue's reproductions ------------------------------------------------------------
+
+
+def test_100k_special_tokens_refused_fast(full, server_dirs):
+    threads = threading.active_count()
+    tokens = json.dumps([f"<|t{i}|>" for i in range(100_000)]).encode()
+    resp, seconds = send(full, *multipart({"vocab_size": b"300", "text": GOOD, "special_tokens": tokens}))
+    assert_refused(resp, seconds, 413, "the field 'special_tokens' is over 512 KB")
+    # Under the field bound but far over the count: refused before any loop over them.
+    short = json.dumps([str(i % 10) for i in range(60_000)]).encode()
+    resp, seconds = send(full, *multipart({"vocab_size": b"300", "text": GOOD, "special_tokens": short}))
+    assert_refused(resp, seconds, 400, "at most 256 tokens, got 60,000")
+    assert threading.active_count() == threads
+    assert leftovers(server_dirs[1]) == []
+
+
+def test_deeply_nested_special_tokens_is_400_not_500(full):
+    nested = b"[" * 100_000 + b"]" * 100_000
+    for body in (multipart({"vocab_size": b"300", "text": GOOD, "special_tokens": nested}),):
+        resp, seconds = send(full, *body)
+        assert_refused(resp, seconds, 400, "flat list of strings")
+    resp, seconds = send(
+        full,
+        urlencoded({"vocab_size": b"300", "text": GOOD, "special_tokens": nested}),
+        "application/x-www-form-urlencoded",
+    )
+    assert_refused(resp, seconds, 400, "flat list of strings")
+
+
+@pytest.mark.parametrize("field", ["text", "name", "regex", "special_tokens", "vocab_size", "pattern"])
+@pytest.mark.parametrize("encoding", ["multipart", "urlencoded"])
+def test_invalid_utf8_in_any_field_names_the_field(full, server_dirs, field, encoding):
+    fields = {"vocab_size": b"300", "text": GOOD, "pattern": b"custom", "regex": rb"\w+|\s+|\S"}
+    fields[field] = "naïve ".encode() + b"\xff\xfe tail"
+    if encoding == "multipart":
+        resp, seconds = send(full, *multipart(fields))
+    else:
+        resp, seconds = send(full, urlencoded(fields), "application/x-www-form-urlencoded")
+    assert_refused(resp, seconds, 400, f"the field '{field}' is not UTF-8 text: invalid byte(s) at offset 7")
+    assert "FF FE" in resp.get_json()["error"]
+    assert leftovers(server_dirs[1]) == []
+    assert full.get("/api/jobs").get_json()["jobs"] == []
+
+
+def test_raw_invalid_bytes_in_a_urlencoded_body(full):
+    resp, seconds = send(full, b"vocab_size=300&text=ab\xffcd", "application/x-www-form-urlencoded")
+    assert_refused(resp, seconds, 400, "the field 'text' is not UTF-8")
+    resp, seconds = send(full, b"vocab_size=300&te\xffxt=abcd", "application/x-www-form-urlencoded")
+    assert_refused(resp, seconds, 400, "a field name is not UTF-8")
+
+
+@pytest.mark.parametrize("encoding", ["multipart", "urlencoded"])
+def test_17_mib_text_is_413_either_way(full, server_dirs, encoding):
+    text = b"a" * (17 * MiB)
+    fields = {"vocab_size": b"300", "text": text}
+    if encoding == "multipart":
+        body, content_type = multipart(fields)
+    else:
+        body, content_type = urlencoded(fields), "application/x-www-form-urlencoded"
+    resp, seconds = send(full, body, content_type)
+    assert_refused(resp, seconds, 413, "the field 'text' is over 16 MB; send bigger text as a file")
+    assert leftovers(server_dirs[1]) == []
+
+
+def test_urlencoded_body_over_its_bound_is_refused_before_reading(full):
+    """48+ MB of percent-encoded text is refused from Content-Length alone."""
+    body = b"text=" + b"%41" * (17 * MiB)
+    resp, seconds = send(full, body, "application/x-www-form-urlencoded")
+    assert_refused(resp, seconds, 413, "the field 'text' is over 16 MB")
+
+
+@pytest.mark.parametrize(
+    "field, size, fragment",
+    [
+        ("name", 600 * 1024, "the field 'name' is over 512 KB"),
+        ("regex", 600 * 1024, "the field 'regex' is over 512 KB"),
+        ("whatever", 600 * 1024, "the field 'whatever' is over 512 KB"),
+    ],
+)
+def test_every_field_is_bounded(full, field, size, fragment):
+    for body in (
+        multipart({"vocab_size": b"300", "text": GOOD, field: b"x" * size}),
+        (
+            urlencoded({"vocab_size": b"300", "text": GOOD, field: b"x" * size}),
+            "application/x-www-form-urlencoded",
+        ),
+    ):
+        resp, seconds = send(full, *body)
+        assert_refused(resp, seconds, 413, fragment)
+
+
+def test_too_many_fields(full):
+    body = b"&".join(b"f%d=1" % i for i in range(200))
+    resp, seconds = send(full, body, "application/x-www-form-urlencoded")
+    assert_refused(resp, seconds, 400, "too many form fields")
+    resp, seconds = send(full, *multipart({f"f{i}": b"1" for i in range(200)}))
+    assert resp.status_code == 413 and seconds < FAST
+
+
+def test_malformed_multipart_is_400(full):
+    body, content_type = multipart({"vocab_size": b"300", "text": GOOD})
+    resp, seconds = send(full, body[:-30], content_type)  # no closing boundary
+    assert_refused(resp, seconds, 400, "malformed form body")
+    resp, seconds = send(full, body, "multipart/form-data")  # no boundary
+    assert_refused(resp, seconds, 400, "malformed form body")
+
+
+@pytest.mark.parametrize(
+    "regex, fragment",
+    [
+        (r"(\w+)|\s+", "1 capturing group"),
+        (r"(?P<w>\w+)|\s+", "(?:...)"),
+        ("a" * 2001, "at most 2,000"),
+        ("(?:ab|c){10000000}", "expand to 30,000,000 items"),
+        ("gpt4", "name of a built-in pattern"),
+    ],
+)
+def test_bad_regex_refused_at_submit(full, regex, fragment):
+    fields = {"vocab_size": b"300", "text": GOOD, "pattern": b"custom", "regex": regex.encode()}
+    resp, seconds = send(full, *multipart(fields))
+    assert_refused(resp, seconds, 400, fragment)
+    assert full.get("/api/jobs").get_json()["jobs"] == []
+
+
+def test_valid_urlencoded_and_multipart_requests_are_both_queued(full):
+    fields = {"vocab_size": b"300", "text": "héllo wörld ".encode() * 20, "special_tokens": b'["<|a|>"]'}
+    for body in (multipart(fields), (urlencoded(fields), "application/x-www-form-urlencoded")):
+        resp, _ = send(full, *body)
+        assert resp.status_code == 202, resp.get_json()
+    jobs = full.get("/api/jobs").get_json()["jobs"]
+    assert [j["params"]["special_tokens"] for j in jobs] == [["<|a|>"], ["<|a|>"]]
+    assert [j["corpus"]["bytes"] for j in jobs] == [len(fields["text"])] * 2
+
+
+# ----- the files of tests/data/hostile/server -------------------------------------------------
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["as"].startswith("field:")], ids=lambda c: c["file"])
+def test_hostile_field_files(full, case):
+    field = case["as"].split(":", 1)[1]
+    fields = {"vocab_size": b"300", "text": GOOD, "pattern": b"custom", "regex": rb"\w+|\s+|\S"}
+    fields[field] = (HOSTILE / case["file"]).read_bytes()
+    resp, seconds = send(full, *multipart(fields))
+    assert_refused(resp, seconds, case["status"], case["error"])
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["as"] == "stored:json"], ids=lambda c: c["file"])
+def test_hostile_stored_files_are_listed_as_broken(client, server_dirs, case):
+    _, data = server_dirs
+    save_tokenizer(data, "x")
+    (data / "x.json").write_bytes((HOSTILE / case["file"]).read_bytes())
+    listing = client.get("/api/tokenizers").get_json()
+    assert listing["trained"] == []
+    assert [b["name"] for b in listing["broken"]] == ["x"]
+    assert case["error"] in listing["broken"][0]["reason"]
+    resp = client.delete("/api/tokenizers/x", headers={"Origin": "http://localhost"})
+    assert resp.status_code == 200 and leftovers(data) == []
+
+
+# ----- broken entries: listed, deletable, and the name is free again ----------------------------
+
+
+@pytest.mark.parametrize("missing", [".tiktoken", ".json"])
+def test_orphan_is_listed_deletable_and_its_name_reusable(client, server_dirs, missing):
+    _, data = server_dirs
+    save_tokenizer(data, "whole")
+    save_tokenizer(data, "x")
+    (data / f"x{missing}").unlink()
+    listing = client.get("/api/tokenizers").get_json()
+    assert [t["name"] for t in listing["trained"]] == ["whole"]
+    (broken,) = listing["broken"]
+    assert broken["name"] == "x" and broken["kind"] == "broken"
+    present = ".json" if missing == ".tiktoken" else ".tiktoken"
+    assert f"x{present} has no x{missing} beside it" in broken["reason"]
+    assert "DELETE /api/tokenizers/x" in broken["reason"]
+    got = client.get("/api/tokenizers/x")
+    assert got.status_code == 404 and "is broken" in got.get_json()["error"]
+
+    taken = post_train(client, vocab_size="300", name="x", text="some text " * 20)
+    assert taken.status_code == 409  # still taken while the broken file is there
+    resp = client.delete("/api/tokenizers/x", headers={"Origin": "http://localhost"})
+    assert resp.status_code == 200 and resp.get_json() == {"deleted": "x"}
+    assert client.get("/api/tokenizers").get_json()["broken"] == []
+    assert sorted(leftovers(data)) == ["whole.json", "whole.tiktoken"]
+    resp = post_train(client, vocab_size="300", name="x", text="some text " * 20)
+    assert resp.status_code == 202, resp.get_json()
+    client.delete(f"/api/jobs/{resp.get_json()['job']}", headers={"Origin": "http://localhost"})
+
+
+def test_broken_symlink_is_deleted_not_its_target(client, server_dirs, tmp_path):
+    _, data = server_dirs
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    save_tokenizer(outside, "leak")
+    (data / "leak.json").symlink_to(outside / "leak.json")
+    (broken,) = client.get("/api/tokenizers").get_json()["broken"]
+    assert broken["name"] == "leak" and "symbolic link" in broken["reason"]
+    assert client.delete("/api/tokenizers/leak", headers={"Origin": "http://localhost"}).status_code == 200
+    assert not (data / "leak.json").is_symlink() and (outside / "leak.json").is_file()
+
+
+def test_a_folder_under_a_tokenizer_name_is_not_removed(client, server_dirs):
+    _, data = server_dirs
+    (data / "x.json").mkdir()
+    (broken,) = client.get("/api/tokenizers").get_json()["broken"]
+    assert "not a regular file" in broken["reason"]
+    resp = client.delete("/api/tokenizers/x", headers={"Origin": "http://localhost"})
+    assert resp.status_code == 409 and "remove it by hand" in resp.get_json()["error"]
+    assert (data / "x.json").is_dir()
+
+
+# ----- the time limit ---------------------------------------------------------------------------
+
+
+def test_runaway_job_is_stopped_at_the_time_limit(tmp_path):
+    """A regex that backtracks for ever on the corpus: the job fails at JOB_TIME_LIMIT, its
+    process is gone, and nothing is left behind."""
+    (case,) = [c for c in CASES if c["as"] == "job:regex"]
+    server = LiveServer(tmp_path / "data", JOB_TIME_LIMIT=2.0)
+    try:
+        regex = (HOSTILE / case["file"]).read_text(encoding="utf-8")
+        resp = server.train(text="a" * 40 + "c " * 50, vocab_size="300", pattern="custom", regex=regex)
+        assert resp.status_code == case["status"], resp.text
+        job = resp.json()["job"]
+        pid = server.pid(job)  # started before the 202 (a free slot)
+        final = server.wait(job, lambda s: s["state"] not in ("queued", "running"), timeout=30)
+        assert final["state"] == "failed"
+        assert case["error"] in final["error"] and "--job-time-limit" in final["error"]
+        assert 2.0 <= final["elapsed"] < 20
+        deadline = time.monotonic() + 10  # SIGTERM, then SIGKILL after a grace period
+        while (alive(pid) or server.files()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(pid)
+        assert server.files() == []
+    finally:
+        server.close()
+
+
+def test_job_time_limit_must_be_positive(server_dirs):
+    web, data = server_dirs
+    for bad in (0, -1, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="JOB_TIME_LIMIT must be a positive number"):
+            create_app({"WEB_DIR": web, "DATA_DIR": data, "JOB_TIME_LIMIT": bad})
+
+
+def test_dropped_text_is_a_job_warning(tmp_path):
+    server = LiveServer(tmp_path / "data")
+    try:
+        resp = server.train(text="hello, world! " * 40, vocab_size="260", pattern="custom", regex=r"\w+")
+        assert resp.status_code == 202, resp.text
+        final = server.wait(resp.json()["job"], lambda s: s["state"] not in ("queued", "running"))
+        assert final["state"] == "done", final
+        (warning,) = final["warnings"]
+        assert "does not match 28.6% of the sample" in warning
+    finally:
+        server.close()
+
+
+# ----- no 500: the last resort, and fuzzing ------------------------------------------------------
+
+
+def test_an_unexpected_exception_is_a_json_500(client, monkeypatch):
+    def boom(form):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(forms, "tie_break", boom)
+    resp = post_train(client, vocab_size="300", text="some text " * 20)
+    assert resp.status_code == 500 and resp.get_json() == {"error": INTERNAL_ERROR}
+
+
+FIELD_NAMES = st.sampled_from(
+    [
+        "vocab_size",
+        "text",
+        "name",
+        "pattern",
+        "regex",
+        "special_tokens",
+        "tie_break",
+        "min_frequency",
+        "corpus",
+        "x",
+    ]
+)
+FIELD_VALUES = st.one_of(
+    st.binary(max_size=64),
+    st.text(max_size=64).map(lambda s: s.encode("utf-8", "surrogatepass")),
+    st.sampled_from([b"300", b"custom", b"gpt4", b"[", b"[[[]]]", b'["a", "a"]', b"(a)", b"a*", b"0", b"-1"]),
+    st.integers(0, 3000).map(lambda n: b"[" * n + b"]" * n),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    fields=st.dictionaries(FIELD_NAMES, FIELD_VALUES, max_size=9),
+    encoding=st.sampled_from(["multipart", "urlencoded", "raw"]),
+)
+def test_fuzzed_forms_never_give_a_500(full, fields, encoding):
+    """Random field values, sizes and bytes: always JSON, never a 500, always fast."""
+    if encoding == "multipart":
+        body, content_type = multipart(fields)
+    elif encoding == "urlencoded":
+        body, content_type = urlencoded(fields), "application/x-www-form-urlencoded"
+    else:
+        body, content_type = (
+            b"&".join(k.encode() + b"=" + v for k, v in fields.items()),
+            ("application/x-www-form-urlencoded"),
+        )
+    resp, seconds = send(full, body, content_type)
+    assert seconds < FAST
+    assert resp.status_code in (202, 400, 409, 413), resp.get_json()
