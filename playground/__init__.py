@@ -14,15 +14,16 @@ server.py at the top of the repository is the command line that runs it.
 HTTP API (JSON; errors are `{"error": "..."}` with a 4xx status):
   GET    /api/health                      status, version, limits, pattern names
   GET    /api/tokenizers                  reference encodings + trained tokenizers with metadata
+                                          + broken entries (half-written pairs) with the reason
   GET    /api/tokenizers/NAME             one entry of that list
   GET    /api/tokenizers/NAME.json        download (trained ones)
   GET    /api/tokenizers/NAME.tiktoken    download (trained ones)
-  DELETE /api/tokenizers/NAME             remove a trained tokenizer
+  DELETE /api/tokenizers/NAME             remove a trained (or broken) tokenizer
   POST   /api/train                       multipart: corpus (files) and/or text, vocab_size,
                                           name, pattern (+ regex when pattern=custom),
                                           tie_break, special_tokens, min_frequency -> 202 {"job"}
   GET    /api/jobs                        all jobs of this server run
-  GET    /api/jobs/ID                     state, progress, error, tokenizer name
+  GET    /api/jobs/ID                     state, progress, error, warnings, tokenizer name
   GET    /api/jobs/ID/events              the same state, streamed (text/event-stream)
   DELETE /api/jobs/ID                     cancel
 """

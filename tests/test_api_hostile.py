@@ -31,9 +31,11 @@ def full_app(server_dirs):
     """The app with the real (default) limits: 16 MB of text, 512 KB per other field.
     No job ever starts (MAX_RUNNING_JOBS=0): a request that passes every check is queued, 202."""
     web, data = server_dirs
+    threads = threading.active_count()
     app = create_app({"WEB_DIR": web, "DATA_DIR": data, "MAX_RUNNING_JOBS": 0, "MAX_QUEUED_JOBS": 10_000})
     yield app
     app.extensions["bpe_jobs"].shutdown()
+    assert threading.active_count() == threads  # no request left a thread behind
 
 
 @pytest.fixture
