@@ -14,7 +14,6 @@ from tokenizer import Tokenizer, get_encoding
 from tokenizer.cli import main
 from tokenizer.hf_export import (
     export_hf,
-    from_hf_json,
     merges_from_ranks,
     oniguruma_regex,
     to_hf_json,
@@ -210,38 +209,3 @@ def test_cli_export(tmp_path, training_text):
         "mytok.tiktoken",
         "tokenizer.json",
     ]
-
-
-@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
-def test_import_of_our_export_gives_back_the_tokenizer(name, reference_exports):
-    """What the page's "load from disk" does with a tokenizer.json (worker.js calls from_hf_json)."""
-    tok = reference_exports[name][0]
-    back = from_hf_json(to_hf_json(tok), f"{name}.json")
-    assert back.mergeable_ranks == tok.mergeable_ranks
-    assert back.special_tokens == tok.special_tokens
-    assert back.pattern_regex == tok.pattern_regex
-    assert back.name == name
-
-
-def test_import_of_a_trained_none_pattern_tokenizer(training_text):
-    tok = train(training_text[:20_000], 400, pattern="none")
-    back = from_hf_json(to_hf_json(tok))
-    assert back.pattern == "none"
-    assert back.encode(training_text[:5000]) == tok.encode(training_text[:5000])
-
-
-@pytest.mark.parametrize(
-    "obj,message",
-    [
-        (
-            {"model": {"type": "WordPiece", "vocab": {}}},
-            "not a BPE tokenizer.json .model.type is 'WordPiece'",
-        ),
-        ([], "not a BPE tokenizer.json"),
-        ({"model": {"type": "BPE", "vocab": {"ab": 0, "\u2603": 1}}}, "not in the byte-level alphabet"),
-        ({"model": {"type": "BPE", "vocab": {"a": 0}}}, "lack 255 single bytes"),
-    ],
-)
-def test_import_rejects_what_it_cannot_represent(obj, message):
-    with pytest.raises(ValueError, match=message):
-        from_hf_json(obj, "bad.json")

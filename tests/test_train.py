@@ -333,7 +333,7 @@ def test_progress_reports_both_phases(tmp_path):
         ({"special_tokens": [""]}, "non-empty"),
         ({"special_tokens": ["<a>", "<a>"]}, "unique"),
         ({"pattern": "(unclosed"}, "invalid split pattern"),
-        ({"pattern": "(a)|b"}, "capturing groups"),
+        ({"pattern": "(a)|b"}, "capturing group"),
         ({"workers": 0}, "workers"),
         ({"min_chunk_count": 0}, "min_chunk_count"),
     ],

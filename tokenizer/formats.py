@@ -1,8 +1,12 @@
-"""File formats: tiktoken's `.tiktoken` rank files and our `.json` metadata, written atomically.
+"""File formats: tiktoken's `.tiktoken` rank files, our `.json` metadata and minbpe's `.model`.
 
 A `.tiktoken` file holds one `base64(token_bytes) rank` line per token, exactly what
 `tiktoken.load.load_tiktoken_bpe` reads. Everything else about a tokenizer (name, split
 pattern, special tokens, merges, training statistics) lives in `STEM.json` next to it.
+karpathy/minbpe's `.model` is one text file: `minbpe v1`, the pattern, the number of special
+tokens, a `TOKEN ID` line per special token, then an `IDX1 IDX2` line per merge (merge i
+makes id 256 + i). Files are written atomically; reading checks sizes, types and ranges
+(tokenizer.validate) and names the file and line of anything wrong.
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .validate import MAX_ID, TokenizerFileError, check_merges, check_size, decode_utf8, parse_json
+
 FORMAT_VERSION = 1
+MINBPE_MAGIC = "minbpe v1"  # line 1 of every .model file minbpe writes
+_RANK_DIGITS = len(str(MAX_ID))  # a longer rank is out of range before int() parses it
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -71,7 +79,8 @@ def dump_tiktoken(ranks: dict[bytes, int]) -> str:
 
 
 def parse_tiktoken(text: str, source: str = "<string>") -> dict[bytes, int]:
-    """`.tiktoken` text -> ranks; a bad line raises ValueError naming the file and line."""
+    """`.tiktoken` text -> ranks; a bad line raises TokenizerFileError naming the file and line."""
+    check_size(len(text), source)
     ranks: dict[bytes, int] = {}
     seen_ranks: set[int] = set()
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -79,23 +88,28 @@ def parse_tiktoken(text: str, source: str = "<string>") -> dict[bytes, int]:
             continue
         parts = line.split()
         if len(parts) != 2:
-            raise ValueError(f"{source}:{lineno}: expected 'BASE64 RANK', got {line[:60]!r}")
+            raise TokenizerFileError(f"{source}:{lineno}: expected 'BASE64 RANK', got {line[:60]!r}")
         token_b64, rank_str = parts
         try:
             token = base64.b64decode(token_b64, validate=True)
-            rank = int(rank_str)
         except (binascii.Error, ValueError):
-            raise ValueError(f"{source}:{lineno}: bad token or rank: {line[:60]!r}") from None
-        if rank < 0:
-            raise ValueError(f"{source}:{lineno}: negative rank {rank}")
+            raise TokenizerFileError(f"{source}:{lineno}: bad token or rank: {line[:60]!r}") from None
+        if not (rank_str.isascii() and rank_str.isdigit()):
+            raise TokenizerFileError(f"{source}:{lineno}: bad token or rank: {line[:60]!r}")
+        rank = int(rank_str) if len(rank_str) <= _RANK_DIGITS else MAX_ID
+        if rank >= MAX_ID:
+            raise TokenizerFileError(
+                f"{source}:{lineno}: rank {rank_str[:30]} is out of range; ranks are integers "
+                f"from 0 to {MAX_ID - 1}"
+            )
         if token in ranks:
-            raise ValueError(f"{source}:{lineno}: token {token!r} appears twice")
+            raise TokenizerFileError(f"{source}:{lineno}: token {token!r} appears twice")
         if rank in seen_ranks:
-            raise ValueError(f"{source}:{lineno}: rank {rank} appears twice")
+            raise TokenizerFileError(f"{source}:{lineno}: rank {rank} appears twice")
         ranks[token] = rank
         seen_ranks.add(rank)
     if not ranks:
-        raise ValueError(f"{source}: no tokens in file")
+        raise TokenizerFileError(f"{source}: no tokens in file")
     return ranks
 
 
@@ -103,12 +117,23 @@ def write_tiktoken(path: str | os.PathLike, ranks: dict[bytes, int]) -> None:
     atomic_write_text(path, dump_tiktoken(ranks))
 
 
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """A tokenizer file's bytes, its size checked before it is read."""
+    path = Path(path)
+    if path.is_dir():
+        raise TokenizerFileError(f"{path}: is a directory, not a tokenizer file")
+    check_size(path.stat().st_size, str(path))
+    return path.read_bytes()
+
+
 def read_tiktoken(path: str | os.PathLike) -> dict[bytes, int]:
     path = Path(path)
     try:
-        text = path.read_bytes().decode("ascii")
+        text = read_bytes(path).decode("ascii")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not a .tiktoken file (non-ASCII byte at offset {e.start})") from None
+        raise TokenizerFileError(
+            f"{path}: not a .tiktoken file (non-ASCII byte at offset {e.start})"
+        ) from None
     return parse_tiktoken(text, str(path))
 
 
@@ -117,13 +142,66 @@ def write_json(path: str | os.PathLike, obj: dict[str, Any]) -> None:
 
 
 def read_json(path: str | os.PathLike) -> dict[str, Any]:
-    path = Path(path)
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not UTF-8 (byte offset {e.start})") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
-    if not isinstance(obj, dict):
-        raise ValueError(f"{path}: expected a JSON object at the top level")
-    return obj
+    """A JSON file's top-level object; size and nesting are checked before parsing."""
+    return parse_json(decode_utf8(read_bytes(path), str(path)), str(path))
+
+
+def dump_minbpe(pattern_regex: str, special_tokens: dict[str, int], merges: list[tuple[int, int]]) -> str:
+    """minbpe's `.model` text, exactly as minbpe's save() writes it."""
+    if "\n" in pattern_regex or "\r" in pattern_regex or pattern_regex != pattern_regex.strip():
+        raise ValueError(
+            "minbpe's .model holds the pattern on one line and strips it: a pattern with a line "
+            "break or with spaces at either end cannot be written"
+        )
+    for token in special_tokens:
+        if not token or token.split() != [token]:
+            raise ValueError(f"special token {token!r} has whitespace; minbpe's .model cannot hold it")
+    lines = [MINBPE_MAGIC, pattern_regex, str(len(special_tokens))]
+    lines += [f"{token} {token_id}" for token, token_id in special_tokens.items()]
+    lines += [f"{left} {right}" for left, right in merges]
+    return "\n".join(lines) + "\n"
+
+
+def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tuple[int, int]]]:
+    """minbpe `.model` text -> (pattern regex, special tokens, merges), read as minbpe's load()."""
+    check_size(len(text), source)
+    lines = text.split("\n")
+    if lines[0].strip() != MINBPE_MAGIC:
+        raise TokenizerFileError(
+            f"{source}:1: expected {MINBPE_MAGIC!r}, got {lines[0][:40]!r}; not a minbpe .model"
+        )
+    if len(lines) < 3:
+        raise TokenizerFileError(f"{source}: ends before the number of special tokens (line 3)")
+    pattern = lines[1].strip()
+    count = lines[2].strip()
+    if not (count.isascii() and count.isdigit() and len(count) < 7):
+        raise TokenizerFileError(f"{source}:3: expected the number of special tokens, got {count[:40]!r}")
+    n_special = int(count)
+    special: dict[str, int] = {}
+    for lineno in range(4, 4 + n_special):
+        parts = lines[lineno - 1].split() if lineno <= len(lines) else []
+        if len(parts) != 2 or not _is_number(parts[1]):
+            raise TokenizerFileError(
+                f"{source}:{lineno}: expected 'TOKEN ID' (special token {lineno - 3} of {n_special})"
+            )
+        special[parts[0]] = _number(parts[1], source, lineno)
+    pairs = []
+    for lineno, line in enumerate(lines[3 + n_special :], start=4 + n_special):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 2 or not all(map(_is_number, parts)):
+            raise TokenizerFileError(f"{source}:{lineno}: expected a merge 'IDX1 IDX2', got {line[:40]!r}")
+        pairs.append([_number(parts[0], source, lineno), _number(parts[1], source, lineno)])
+    return pattern, special, check_merges(pairs, source)
+
+
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _number(text: str, source: str, lineno: int) -> int:
+    value = int(text) if len(text) <= _RANK_DIGITS else MAX_ID
+    if value >= MAX_ID:
+        raise TokenizerFileError(f"{source}:{lineno}: id {text[:30]} is out of range (0 to {MAX_ID - 1})")
+    return value

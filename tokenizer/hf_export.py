@@ -1,4 +1,4 @@
-"""Export to a Hugging Face `tokenizer.json` that gives our ids with `tokenizers`.
+"""Export to a Hugging Face `tokenizer.json` that gives our ids with `tokenizers` (import: hf_import.py).
 
 Our encoder (as tiktoken's) merges, inside each chunk, the adjacent pair whose *concatenated
 bytes* have the lowest rank, and takes a chunk that is itself a token whole. HF's BPE model
@@ -28,7 +28,6 @@ import json
 import os
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from .core import Tokenizer
@@ -160,50 +159,6 @@ def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
             "merges": merges,
         },
     }
-
-
-def from_hf_json(obj: dict[str, Any], source: str = "tokenizer.json") -> Tokenizer:
-    """A byte-level BPE `tokenizer.json` (ours or GPT-2-style) -> Tokenizer with its ranks.
-
-    The vocabulary's ids become ranks (our encoder is rank-based; see the module docstring);
-    special tokens are the added tokens marked special; the split pattern comes from the
-    first `Split` pre-tokenizer (a named pattern when it is one), else GPT-2's when a
-    `ByteLevel` pre-tokenizer splits by itself, else none.
-    """
-    model = obj.get("model") if isinstance(obj, dict) else None
-    if not isinstance(model, dict) or model.get("type") != "BPE" or not isinstance(model.get("vocab"), dict):
-        kind = model.get("type") if isinstance(model, dict) else None
-        raise ValueError(f"{source}: not a BPE tokenizer.json (model.type is {kind!r})")
-    to_byte = {ch: b for b, ch in bytes_to_unicode().items()}
-    special = {
-        t["content"]: int(t["id"])
-        for t in obj.get("added_tokens") or []
-        if isinstance(t, dict) and t.get("special") and isinstance(t.get("content"), str)
-    }
-    ranks: dict[bytes, int] = {}
-    for token, rank in model["vocab"].items():
-        if token in special:
-            continue
-        try:
-            ranks[bytes(to_byte[ch] for ch in token)] = int(rank)
-        except KeyError:
-            raise ValueError(
-                f"{source}: token {token!r} is not in the byte-level alphabet; only byte-level BPE is supported"
-            ) from None
-    pattern = None
-    pre = obj.get("pre_tokenizer") or {}
-    for step in pre.get("pretokenizers", [pre]):
-        if step.get("type") == "Split" and pattern is None:
-            regex = (step.get("pattern") or {}).get("Regex") or (step.get("pattern") or {}).get("String")
-            if regex:
-                regex = regex_from_oniguruma(regex)
-                pattern = next((name for name, r in PATTERNS.items() if r == regex), regex)
-        elif step.get("type") == "ByteLevel" and step.get("use_regex", True) and pattern is None:
-            pattern = "gpt2"
-    try:
-        return Tokenizer(ranks, pattern or NO_SPLIT, special, name=Path(source).stem)
-    except ValueError as e:
-        raise ValueError(f"{source}: {e}") from None
 
 
 def export_hf(tok: Tokenizer, path: str | os.PathLike) -> None:

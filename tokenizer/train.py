@@ -5,20 +5,31 @@ chunks with their counts (learn_merges): ids 0..255 are the bytes, merge n makes
 special tokens follow. The merge engine is _heap.py; its docstring argues why it is exact.
 Two tie-break rules decide between pairs with the same count: `first` (minbpe: the pair
 that occurs first in the current text) and `lexical` (rustbpe: the smallest pair of ids).
+
+The split is chosen by name (`pattern="gpt4"`: a closed set, see split_pattern) or given as
+a custom regex (`regex=r"..."`), which is checked before any work (tokenizer.regex_check):
+it compiles, captures nothing, cannot match "", and a warning says how much of the text it
+would drop. A typo such as pattern="gpt5" is an error, never a literal regex.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from . import _heap
 from ._heap import MergeResult, Trace
 from .core import Tokenizer
 from .counting import count_chunks, load_counts, pattern_key
+from .encodings import ENCODING_PATTERN_NAMES
+from .patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS, compile_pattern, is_named
 from .progress import Progress
+from .regex_check import MAX_SAMPLE_CHARS, check_split_regex
 
 TIE_BREAKS = ("first", "lexical")  # minbpe's rule, rustbpe's rule
 MIN_VOCAB = 257  # 256 bytes + 1 merge
@@ -56,6 +67,65 @@ def _check_rule(tie_break: str, min_frequency: int) -> None:
         raise ValueError(f"min_frequency must be an integer >= 1, got {min_frequency!r}")
 
 
+def split_pattern(pattern: str | None = None, regex: str | None = None) -> str:
+    """The split a training uses: a pattern name, or a custom regex that passed regex_check.
+
+    Names are a closed set: gpt2, gpt4, o200k, none, their aliases (r50k, p50k, cl100k,
+    gpt4o) and the reference encodings' names (cl100k_base, ...). For old callers, `pattern`
+    may still be a regex (tiktoken's exact pattern strings, or anything that is not a bare
+    word): a bare word that is not a name ("gpt5", "GPT4") is a typo and an error.
+    """
+    if regex is not None:
+        if pattern is not None:
+            raise ValueError("give a pattern name (pattern=) or a custom regex (regex=), not both")
+        _check_regex(regex)
+        return regex
+    if pattern is None:
+        return "gpt4"
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a pattern name (str), not {type(pattern).__name__}")
+    if pattern in PATTERNS or pattern == NO_SPLIT or is_named(pattern):
+        return pattern
+    if pattern in ENCODING_PATTERN_NAMES:
+        return ENCODING_PATTERN_NAMES[pattern]
+    if re.fullmatch(r"[\w.-]*", pattern):
+        raise ValueError(
+            f"unknown pattern name {pattern!r}; choose one of {', '.join(PATTERN_NAMES)} (aliases: "
+            f"{', '.join(n for n in [*PATTERNS, *ENCODING_PATTERN_NAMES] if n not in PATTERN_NAMES)}), "
+            "or give a custom split regex with regex= (CLI: --regex)"
+        )
+    _check_regex(pattern)
+    return pattern
+
+
+def _check_regex(regex: str) -> None:
+    compile_pattern(regex)  # its own message first for what does not compile
+    try:
+        check_split_regex(regex)
+    except ValueError as e:
+        raise ValueError(f"invalid split pattern {regex[:60]!r}: {e}") from None
+
+
+def check_corpus(corpus: Any) -> None:
+    """Refuse corpus types that would train on something else (a dict's keys, a folder)."""
+    if isinstance(corpus, Mapping) or not isinstance(corpus, (str, os.PathLike, Iterable)):
+        raise ValueError(
+            f"corpus must be a str (the text), a pathlib.Path or a list of paths (files), or an "
+            f"iterable of str documents, not {type(corpus).__name__}"
+        )
+    paths = (
+        [corpus] if isinstance(corpus, os.PathLike) else corpus if isinstance(corpus, (list, tuple)) else []
+    )
+    for path in paths:
+        if isinstance(path, os.PathLike) and Path(path).is_dir():
+            raise ValueError(f"{path}: is a directory; give the text files inside it (e.g. {path}/*.txt)")
+
+
+def coverage_warnings(regex: str, corpus: Any) -> list[str]:
+    """regex_check's warnings for the start of a text corpus (the CLI checks files itself)."""
+    return check_split_regex(regex, sample=corpus[:MAX_SAMPLE_CHARS]) if isinstance(corpus, str) else []
+
+
 def _check_parameters(vocab_size, tie_break, min_frequency, special_tokens) -> list[str]:
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
         raise ValueError(f"vocab_size must be an integer, got {vocab_size!r}")
@@ -82,7 +152,8 @@ def train(
     corpus: Any,
     vocab_size: int,
     *,
-    pattern: str = "gpt4",
+    pattern: str | None = None,
+    regex: str | None = None,
     special_tokens: list[str] | None = None,
     tie_break: str = "first",
     min_frequency: int = 2,
@@ -106,8 +177,16 @@ def train(
     and says so in metadata, when the best pair occurs fewer than min_frequency times.
     progress(phase, done, total, rate, eta) is called for phases "count" and "merge";
     trace(step_info) once per merge (see _heap._HeapTrainer.trace_step).
+    pattern: a pattern name (default gpt4; see split_pattern); regex: a custom split regex
+    instead (checked; a warning names the share of a text corpus it would drop).
     """
     special = _check_parameters(vocab_size, tie_break, min_frequency, special_tokens)
+    pattern = split_pattern(pattern, regex)
+    if corpus is not None:
+        check_corpus(corpus)
+    if not is_named(pattern) and pattern != NO_SPLIT:
+        for warning in coverage_warnings(pattern, corpus):
+            warnings.warn(warning, stacklevel=2)
     t0 = time.perf_counter()
     if counts is not None:
         if corpus is not None:

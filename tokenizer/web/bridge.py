@@ -31,7 +31,7 @@ from ..encodings import (
     encoding_from_npm_json,
     register_encoding,
 )
-from ..hf_export import from_hf_json
+from ..loading import from_texts
 from ..patterns import compile_pattern
 from . import learn as learn_mode
 
@@ -158,13 +158,6 @@ def _unique_name(name: str) -> str:
     return name
 
 
-def _json(text: str, source: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{source}:{e.lineno}: invalid JSON: {e.msg}") from None
-
-
 def load_user(
     tiktoken_text: str | None,
     json_text: str | None,
@@ -172,26 +165,13 @@ def load_user(
     source: str,
     force_name: str | None = None,
 ) -> str:
-    """A tokenizer from the user's files: .tiktoken + .json, a lone .tiktoken, or HF tokenizer.json.
+    """A tokenizer from the user's files: .tiktoken + .json, a lone .tiktoken, a HF tokenizer.json or
+    a minbpe .model (as json_text), through the library's one validated loader (loading.from_texts).
 
     force_name (a tokenizer the server trained) replaces any earlier one of that name; otherwise a
     clashing name gets a suffix, so loading a file never hides a panel's tokenizer.
     """
-    if hf_text:
-        tok = from_hf_json(_json(hf_text, source), source)
-    else:
-        ranks = formats.parse_tiktoken(tiktoken_text, source) if tiktoken_text else None
-        if json_text:
-            meta = _json(json_text, source)
-            if not isinstance(meta, dict):
-                raise ValueError(f"{source}: expected a JSON object at the top level")
-            if "model" in meta and "merges" not in meta:
-                return load_user(None, None, json_text, source, force_name)
-            tok = Tokenizer.from_json(meta, ranks, source=source)
-        elif ranks is not None:
-            tok = Tokenizer(ranks, "gpt4", name=source.rsplit(".", 1)[0])
-        else:
-            raise ValueError("no file given")
+    tok = from_texts(tiktoken_text, json_text, hf_text, source)
     tok.name = force_name or _unique_name(tok.name)
     return _add(tok)
 

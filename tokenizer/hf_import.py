@@ -1,0 +1,217 @@
+"""Import a Hugging Face `tokenizer.json`: byte-level BPE loaded exactly, or refused by name.
+
+A Tokenizer is a split pattern, ranks and special tokens, nothing else; a tokenizer.json is a
+pipeline (normalizer, pre-tokenizers, model, added tokens). We load a file only when that
+pipeline gives the ids our encoder gives, and refuse it otherwise, naming the component, so
+a file is never loaded as something else. What maps exactly, and why:
+
+- model: `BPE` over GPT-2's byte alphabet, no byte_fallback, no subword prefix or suffix, no
+  dropout. Ids become ranks: HF merges the listed pair of lowest priority, our encoder the
+  pair whose bytes have the lowest rank; the two agree when every merge's result has a
+  larger id than the merges before it (checked here; trained files are built that way).
+- pre-tokenizer: at most one step that splits, then `ByteLevel` (which maps bytes to the
+  alphabet). `ByteLevel(use_regex=true)` alone splits with GPT-2's regex (the `gpt2`
+  pattern: tests/test_hf_import.py compares the ids with `tokenizers` on real text). A
+  `Split` with `Removed` + invert keeps only the matches: exactly `findall`. A `Split`
+  with `Isolated` keeps the text between matches too: `R|(?:(?!R)[\\s\\S])+` finds the same
+  pieces (a gap is a run of positions where R cannot start), and the named patterns match
+  everything, so they are kept by name. `Digits` is the Isolated split of `\\p{N}+` (or
+  of `\\p{N}` with individual_digits). No pre-tokenizer step at all: the text is one chunk.
+- added tokens become special tokens (special or not): HF matches every added token in
+  the text, so ids equal HF's with allowed_special="all"; lstrip/rstrip/single_word, which
+  change what matches, are refused.
+- post-processors that only add tokens around the ids (TemplateProcessing, ByteLevel,
+  RobertaProcessing) are ignored: ids equal HF's `encode(text, add_special_tokens=False)`.
+
+Refused: normalizers (they change the text: NFC, Lowercase, ...), `Metaspace` and other
+pre-tokenizers (Whitespace, BertPreTokenizer, ...), `ByteLevel(add_prefix_space=true)` (HF puts
+a space before the text, which a pattern cannot do), two splitting steps in a row, other
+Split behaviours, WordPiece/Unigram/WordLevel models.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from .core import Tokenizer
+from .hf_export import bytes_to_unicode, regex_from_oniguruma
+from .patterns import NO_SPLIT, PATTERNS
+from .validate import TokenizerFileError, check_id, check_type
+
+IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing", "BertProcessing")
+_DIGITS = r"\p{N}+|\P{N}+"
+_DIGIT = r"\p{N}|\P{N}+"
+
+
+def from_hf_json(obj: dict[str, Any], source: str = "tokenizer.json") -> Tokenizer:
+    """A byte-level BPE `tokenizer.json` (as a dict) -> Tokenizer with the same ids as HF."""
+    if not isinstance(obj, dict):
+        raise TokenizerFileError(f"{source}: expected a JSON object at the top level")
+    model = _model(obj.get("model"), source)
+    _refuse_normalizer(obj.get("normalizer"), source)
+    post = obj.get("post_processor")
+    if post is not None and (not isinstance(post, dict) or post.get("type") not in IGNORED_POST_PROCESSORS):
+        _refuse(source, "post_processor", _kind(post))
+    pattern = _pattern(obj.get("pre_tokenizer"), source)
+    special = _added_tokens(obj.get("added_tokens"), source)
+    ranks = _ranks(model, special, source)
+    try:
+        return Tokenizer(ranks, pattern, special, name=Path(source).stem)
+    except ValueError as e:
+        raise TokenizerFileError(f"{source}: {e}") from None
+
+
+def _refuse(source: str, where: str, what: str, why: str = "") -> None:
+    raise TokenizerFileError(
+        f"{source}: {where} {what} is not supported{': ' + why if why else ''}; only byte-level BPE "
+        "files whose every step our tokenizer reproduces exactly are loaded (see tokenizer/hf_import.py)"
+    )
+
+
+def _kind(step: Any) -> str:
+    return repr(step.get("type")) if isinstance(step, dict) else repr(step)[:40]
+
+
+def _model(model: Any, source: str) -> dict[str, Any]:
+    if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" or "vocab" not in model:
+        _refuse(source, "model", _kind(model), "only BPE models are")
+    if model.get("byte_fallback"):
+        _refuse(source, "model option", "byte_fallback", "a byte-level BPE has every byte already")
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            _refuse(source, f"model option {key}", repr(model[key]))
+    if model.get("dropout") not in (None, 0, 0.0):
+        _refuse(source, "model option dropout", repr(model["dropout"]), "BPE dropout is random")
+    check_type(model["vocab"], dict, source, "model.vocab", "an object mapping tokens to ids")
+    return model
+
+
+def _refuse_normalizer(normalizer: Any, source: str) -> None:
+    if normalizer is None:
+        return
+    steps = normalizer.get("normalizers") if isinstance(normalizer, dict) else None
+    if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence" and steps == []:
+        return
+    names = [_kind(s) for s in steps] if isinstance(steps, list) else [_kind(normalizer)]
+    _refuse(source, "normalizer", ", ".join(names), "it changes the text before it is split")
+
+
+def _pattern(pre: Any, source: str) -> str:
+    """The one split pattern that the pre-tokenizer's steps amount to (see module docstring)."""
+    if pre is None:
+        _refuse(source, "pre_tokenizer", "None", "without ByteLevel the vocabulary is not byte-level")
+    steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
+    if not isinstance(steps, list) or not steps:
+        _refuse(source, "pre_tokenizer", _kind(pre))
+    *splits, last = steps
+    if not isinstance(last, dict) or last.get("type") != "ByteLevel":
+        _refuse(source, "pre_tokenizer", _kind(last), "the last step must be ByteLevel")
+    if last.get("add_prefix_space", True):
+        _refuse(
+            source,
+            "pre_tokenizer ByteLevel with",
+            "add_prefix_space=true",
+            "HF puts a space before the text, which a split pattern cannot do",
+        )
+    patterns = [_split_pattern(step, source) for step in splits]
+    if last.get("use_regex", True):
+        patterns.append("gpt2")
+    if len(patterns) > 1:
+        kinds = [_kind(s) for s in splits] + (
+            ["ByteLevel(use_regex=true)"] if last.get("use_regex", True) else []
+        )
+        _refuse(source, "pre_tokenizer", " then ".join(kinds), "two splitting steps in a row")
+    return patterns[0] if patterns else NO_SPLIT
+
+
+def _split_pattern(step: Any, source: str) -> str:
+    kind = step.get("type") if isinstance(step, dict) else None
+    if kind == "Digits":
+        return _DIGIT if step.get("individual_digits") else _DIGITS
+    if kind != "Split":
+        _refuse(source, "pre_tokenizer", _kind(step))
+    spec = step.get("pattern")
+    if isinstance(spec, dict) and isinstance(spec.get("Regex"), str) and spec["Regex"]:
+        regex = regex_from_oniguruma(spec["Regex"])
+    elif isinstance(spec, dict) and isinstance(spec.get("String"), str) and spec["String"]:
+        regex = re.escape(spec["String"])
+    else:
+        _refuse(source, "pre_tokenizer Split pattern", repr(spec)[:60])
+    behavior, invert = step.get("behavior"), bool(step.get("invert"))
+    if behavior == "Removed" and invert:
+        return regex  # keeps the matches only: findall
+    if behavior == "Isolated" and not invert:
+        named = next((name for name, r in PATTERNS.items() if r == regex), None)
+        return named or f"(?:{regex})|(?:(?!(?:{regex}))[\\s\\S])+"
+    _refuse(source, "pre_tokenizer Split with", f"behavior={behavior!r}, invert={invert}")
+    raise AssertionError  # _refuse always raises
+
+
+def _added_tokens(added: Any, source: str) -> dict[str, int]:
+    special: dict[str, int] = {}
+    for i, token in enumerate(added or []):
+        where = f"{source}: added_tokens[{i}]"
+        if not isinstance(token, dict) or not isinstance(token.get("content"), str) or not token["content"]:
+            raise TokenizerFileError(f"{where}: needs a non-empty string 'content' and an 'id'")
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if token.get(flag):
+                _refuse(source, f"added_tokens[{i}] ({token['content']!r}) option", f"{flag}=true")
+        if token["content"] in special:
+            raise TokenizerFileError(f"{where}: {token['content']!r} is listed twice")
+        special[token["content"]] = check_id(token.get("id"), f"{where}.id")
+    return special
+
+
+def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> dict[bytes, int]:
+    to_byte = {ch: b for b, ch in bytes_to_unicode().items()}
+    special_ids = {token_id: token for token, token_id in special.items()}
+    ranks: dict[bytes, int] = {}
+    for token, rank in model["vocab"].items():
+        check_id(rank, f"{source}: model.vocab[{token!r}]")
+        if token in special:
+            if special[token] != rank:
+                raise TokenizerFileError(
+                    f"{source}: added token {token!r} has id {special[token]} but model.vocab gives it {rank}"
+                )
+            continue
+        if rank in special_ids:
+            raise TokenizerFileError(
+                f"{source}: model.vocab[{token!r}] has id {rank}, which added token "
+                f"{special_ids[rank]!r} uses; give each its own id"
+            )
+        try:
+            data = bytes(to_byte[ch] for ch in token)
+        except KeyError:
+            _refuse(source, "model.vocab token", repr(token), "it is not in the byte-level alphabet")
+        if data in ranks:
+            raise TokenizerFileError(f"{source}: model.vocab has the bytes {data!r} twice")
+        ranks[data] = rank
+    _check_merge_order(model.get("merges") or [], model["vocab"], source)
+    return ranks
+
+
+def _check_merge_order(merges: Any, vocab: dict[str, int], source: str) -> None:
+    """HF's merge priority must agree with the ids (our ranks): each merge makes a larger id."""
+    if not isinstance(merges, list):
+        raise TokenizerFileError(f"{source}: model.merges must be a list")
+    last = -1
+    for i, merge in enumerate(merges):
+        if isinstance(merge, str):
+            merge = merge.split(" ")
+        if not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(x, str) for x in merge)):
+            raise TokenizerFileError(f"{source}: model.merges[{i}] is not a pair of tokens")
+        made = vocab.get(merge[0] + merge[1])
+        if made is None:
+            raise TokenizerFileError(
+                f"{source}: model.merges[{i}] makes {merge[0] + merge[1]!r}, which model.vocab lacks"
+            )
+        if made < last:
+            _refuse(
+                source,
+                f"model.merges[{i}]",
+                f"{merge!r} (id {made} after id {last})",
+                "merges out of id order rank differently in our encoder",
+            )
+        last = max(last, made)

@@ -1,0 +1,160 @@
+"""Checks on tokenizer files before anything is built from them.
+
+A tokenizer file comes from anywhere (a download, an edit by hand, a drag-and-drop onto the
+page), and a bad one must fail at load time with a message that names the file, the line or
+key, and the fix, never later as a wrong id (a rank of 2**32 that overflows the page's int32
+arrays, a special token "" that matches between every two characters) or as a crash inside
+the parser (100,000 nested `[` exhaust the stack: RecursionError in CPython, a fatal error in
+Pyodide). So every limit here is checked on the raw text first, and only then is it parsed:
+
+- size: the text is at most MAX_FILE_BYTES;
+- nesting: brackets outside strings are counted in one pass, at most MAX_JSON_DEPTH levels;
+- types and ranges: ids are ints (not bools) in [0, 2**31), special strings are non-empty,
+  merges name only ids made before them, metadata is an object, the pattern a string.
+
+Every error is a TokenizerFileError (a ValueError), so callers that catch ValueError (the CLI's
+exit code 2, the server's 400, the page's message) need nothing new.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import accumulate
+from typing import Any
+
+MAX_ID = 2**31  # exclusive: the page holds ids in int32 arrays; tiktoken's largest is ~200k
+# bytes: a Hugging Face tokenizer.json of a 200k vocabulary (every split of every token
+# listed as a merge) is ~60 MB; four times that is still a tokenizer, more is a mistake.
+MAX_FILE_BYTES = 256 * 2**20
+# levels of [ and {: our .json needs 3, a tokenizer.json 5; 64 leaves room for any metadata
+# and stays far below the ~1,000 levels where Python's (and Pyodide's) JSON parser recurses out.
+MAX_JSON_DEPTH = 64
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class TokenizerFileError(ValueError):
+    """A tokenizer file that cannot be loaded; the message names the file, the place and the fix."""
+
+
+def check_size(n_bytes: int, source: str) -> None:
+    if n_bytes > MAX_FILE_BYTES:
+        raise TokenizerFileError(
+            f"{source}: {n_bytes:,} bytes is more than the {MAX_FILE_BYTES // 2**20} MiB a tokenizer "
+            "file may have; is it the right file?"
+        )
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of [ and { outside strings, without parsing (no recursion)."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0)
+
+
+def parse_json(text: str, source: str) -> dict[str, Any]:
+    """JSON text -> its top-level object, size and depth checked before json.loads."""
+    check_size(len(text), source)
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise TokenizerFileError(
+            f"{source}: JSON nested {depth} levels deep (a tokenizer file needs fewer than "
+            f"{MAX_JSON_DEPTH}); the file is not a tokenizer, or it is damaged"
+        )
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise TokenizerFileError(f"{source}:{e.lineno}: invalid JSON: {e.msg}") from None
+    except (ValueError, RecursionError) as e:  # e.g. an integer of more than 4,300 digits
+        raise TokenizerFileError(f"{source}: invalid JSON: {e}") from None
+    if not isinstance(obj, dict):
+        raise TokenizerFileError(f"{source}: expected a JSON object at the top level")
+    return obj
+
+
+def decode_utf8(data: bytes, source: str) -> str:
+    check_size(len(data), source)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TokenizerFileError(f"{source}: not UTF-8 text (byte offset {e.start})") from None
+
+
+def is_id(value: Any) -> bool:
+    return type(value) is int and 0 <= value < MAX_ID
+
+
+def check_id(value: Any, where: str) -> int:
+    """An id (int, not bool, in [0, 2**31)); `where` is "file: key" for the message."""
+    if not is_id(value):
+        raise TokenizerFileError(
+            f"{where}: {_show(value)} is not a token id; ids are integers from 0 to {MAX_ID - 1}"
+        )
+    return value
+
+
+def check_special_tokens(value: Any, source: str, key: str = "special_tokens") -> dict[str, int]:
+    """{"<|end|>": 100257, ...}: non-empty strings, valid and distinct ids."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TokenizerFileError(
+            f"{source}: key {key!r} must be an object mapping special tokens to ids, got {_show(value)}"
+        )
+    seen: dict[int, str] = {}
+    for token, token_id in value.items():
+        if not token:
+            raise TokenizerFileError(
+                f"{source}: key {key!r} has an empty special token (id {_show(token_id)}); "
+                "it would match between every two characters: remove it"
+            )
+        check_id(token_id, f"{source}: {key}[{token!r}]")
+        if token_id in seen:
+            raise TokenizerFileError(
+                f"{source}: {key}: {seen[token_id]!r} and {token!r} share id {token_id}; give each its own"
+            )
+        seen[token_id] = token
+    return dict(value)
+
+
+def check_merges(value: Any, source: str, key: str = "merges") -> list[tuple[int, int]]:
+    """[[left, right], ...]: merge i makes id 256 + i, so it may only name ids below that."""
+    if not isinstance(value, list):
+        raise TokenizerFileError(f"{source}: key {key!r} must be a list of [left_id, right_id] pairs")
+    merges = []
+    for i, pair in enumerate(value):
+        if not (isinstance(pair, list) and len(pair) == 2 and all(type(x) is int for x in pair)):
+            raise TokenizerFileError(
+                f"{source}: {key}[{i}] is {_show(pair)}; 'merges' must be a list of [left_id, right_id] pairs"
+            )
+        for x in pair:
+            if not 0 <= x < 256 + i:
+                raise TokenizerFileError(
+                    f"{source}: {key}[{i}] names id {x}, which is not made before it (merge {i} makes "
+                    f"id {256 + i}; ids 0..255 are the bytes)"
+                )
+        merges.append((pair[0], pair[1]))
+    return merges
+
+
+def check_disjoint(special: dict[str, int], ids: Any, source: str, key: str = "special_tokens") -> None:
+    """No special token may reuse the id of an ordinary (mergeable) token."""
+    for token, token_id in special.items():
+        if token_id in ids:
+            raise TokenizerFileError(
+                f"{source}: {key}[{token!r}] has id {token_id}, which an ordinary token already "
+                "uses; give the special token an id after the vocabulary"
+            )
+
+
+def check_type(value: Any, kind: type, source: str, key: str, expected: str) -> Any:
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise TokenizerFileError(f"{source}: key {key!r} must be {expected}, got {_show(value)}")
+    return value
+
+
+def _show(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
