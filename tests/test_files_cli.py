@@ -103,7 +103,7 @@ def test_truncated_files_are_rejected(tmp_path):
     small_tokenizer().save(tmp_path / "t")
     lines = (tmp_path / "t.tiktoken").read_text().splitlines(keepends=True)
     (tmp_path / "t.tiktoken").write_text("".join(lines[:-2]))
-    with pytest.raises(ValueError, match="merges disagree with the ranks"):
+    with pytest.raises(ValueError, match=r"t\.tiktoken: its ranks disagree with the merges in .*t\.json"):
         Tokenizer.load(tmp_path / "t")
 
 

@@ -238,6 +238,8 @@ class Tokenizer:
     # ----- decoding ---------------------------------------------------------------------
 
     def decode_single_token_bytes(self, token_id: int) -> bytes:
+        if type(token_id) is not int:  # True would be id 1, 5.0 id 5: refuse, as tiktoken does
+            raise TypeError(f"token ids must be int, not {type(token_id).__name__} ({token_id!r})")
         token = self._decoder.get(token_id)
         if token is None:
             token = self._special_decoder.get(token_id)
@@ -278,18 +280,11 @@ class Tokenizer:
 
     @classmethod
     def load(cls, path: str | os.PathLike, pattern: str = "gpt4") -> Tokenizer:
-        """Load STEM, STEM.tiktoken or STEM.json (a bare .tiktoken uses `pattern`)."""
-        stem = _strip_suffix(Path(path))
-        json_path = stem.with_name(stem.name + ".json")
-        tiktoken_path = stem.with_name(stem.name + ".tiktoken")
-        if not json_path.exists() and not tiktoken_path.exists():
-            raise FileNotFoundError(
-                f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name})"
-            )
-        ranks = formats.read_tiktoken(tiktoken_path) if tiktoken_path.exists() else None
-        if not json_path.exists():
-            return cls(ranks, pattern, name=stem.name)  # type: ignore[arg-type]
-        return cls.from_json(formats.read_json(json_path), ranks, source=str(json_path))
+        """Load STEM, STEM.tiktoken, STEM.json, a tokenizer.json or a minbpe .model, validated
+        (tokenizer.loading.load_file); a bare .tiktoken uses `pattern`."""
+        from .loading import load_file  # loading builds Tokenizers: imported here, not at the top
+
+        return load_file(path, pattern=pattern)
 
     @classmethod
     def from_json(

@@ -18,6 +18,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -160,6 +161,40 @@ def dump_minbpe(pattern_regex: str, special_tokens: dict[str, int], merges: list
     lines += [f"{token} {token_id}" for token, token_id in special_tokens.items()]
     lines += [f"{left} {right}" for left, right in merges]
     return "\n".join(lines) + "\n"
+
+
+def minbpe_text(tok: Any) -> str:
+    """A Tokenizer as minbpe's `.model` text (merges recovered from the ranks when it has none)."""
+    merges = tok.merges if tok.merges is not None else recover_merges(tok.mergeable_ranks, tok.name)
+    pattern = "" if tok.pattern == "none" else tok.pattern_regex
+    return dump_minbpe(pattern, tok.special_tokens, merges)
+
+
+def recover_merges(ranks: dict[bytes, int], name: str = "tokenizer") -> list[tuple[int, int]]:
+    """The merges of a rank table whose bytes are ids 0..255 and whose ranks run 0..n-1: token
+    of rank r is the last merge of BPE on its bytes with the ranks below r (as minbpe's GPT-4
+    tokenizer recovers cl100k's merges), and must come out as exactly two parts."""
+    by_rank = sorted((rank, token) for token, rank in ranks.items())
+    if [rank for rank, _ in by_rank] != list(range(len(by_rank))) or any(
+        ranks.get(bytes([b])) != b for b in range(256)
+    ):
+        raise ValueError(
+            f"{name}: minbpe's .model needs the bytes as ids 0..255 and merges as ids 256, 257, ... "
+            "without gaps; this tokenizer's ids are laid out otherwise (a reference encoding?)"
+        )
+    merges = []
+    for rank, token in by_rank[256:]:
+        parts = [token[i : i + 1] for i in range(len(token))]
+        while len(parts) > 2:
+            pairs = [(ranks.get(a + b, rank), i) for i, (a, b) in enumerate(pairwise(parts))]
+            best, i = min(pairs)
+            if best >= rank:
+                break
+            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        if len(parts) != 2:
+            raise ValueError(f"{name}: token {token!r} (id {rank}) is not a merge of two earlier tokens")
+        merges.append((ranks[parts[0]], ranks[parts[1]]))
+    return merges
 
 
 def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tuple[int, int]]]:

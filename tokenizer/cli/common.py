@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..core import Tokenizer
 from ..encodings import get_encoding, list_encodings
+from ..loading import load_file
 
 DEFAULT_ENCODING = "cl100k_base"
 DEFAULT_PATTERN = "gpt4"  # as train() and count_chunks()
@@ -20,23 +21,30 @@ def add_tokenizer_choice(parser: argparse.ArgumentParser) -> None:
         "--encoding", "-e", choices=list_encodings(), help=f"reference encoding (default {DEFAULT_ENCODING})"
     )
     group.add_argument(
-        "--tokenizer", "-t", metavar="PATH", help="a saved tokenizer: STEM, STEM.json or STEM.tiktoken"
+        "--tokenizer",
+        "-t",
+        metavar="PATH",
+        help="a tokenizer file: STEM (.json + .tiktoken), STEM.json, STEM.tiktoken, a minbpe .model "
+        "or a Hugging Face tokenizer.json",
     )
 
 
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
     if args.tokenizer:
-        return Tokenizer.load(args.tokenizer)
+        return load_file(args.tokenizer)
     return get_encoding(args.encoding or DEFAULT_ENCODING)
 
 
 def read_utf8(path: str | Path) -> str:
     """A file's text ('-' for stdin), or ValueError naming the first byte that is not UTF-8."""
+    if str(path) != "-" and Path(path).is_dir():
+        raise ValueError(f"{path}: is a directory, not a text file")
     data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not valid UTF-8 at byte offset {e.start}") from None
+        where = "stdin" if str(path) == "-" else path
+        raise ValueError(f"{where}: not valid UTF-8 at byte offset {e.start}") from None
 
 
 def read_text(args: argparse.Namespace) -> str:
@@ -47,4 +55,4 @@ def read_text(args: argparse.Namespace) -> str:
         return read_utf8(args.file)
     if args.text is not None:
         return args.text
-    return sys.stdin.read()
+    return read_utf8("-")

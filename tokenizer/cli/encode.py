@@ -30,16 +30,23 @@ def cmd_encode(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_decode(args: argparse.Namespace) -> int:
-    tok = load_tokenizer(args)
-    raw = " ".join(args.ids) if args.ids else sys.stdin.read()
+def parse_ids(raw: str) -> list[int]:
+    """Ids as a JSON array of integers or separated by spaces/commas; bools and floats refused."""
     raw = raw.strip()
     try:
         ids = json.loads(raw) if raw.startswith("[") else [int(x) for x in raw.replace(",", " ").split()]
-    except ValueError:
-        raise ValueError("ids must be integers, as a JSON array or separated by spaces/commas") from None
-    if not all(isinstance(i, int) for i in ids):
-        raise ValueError("ids must be integers")
+    except (ValueError, RecursionError):
+        ids = None
+    if not isinstance(ids, list) or not all(type(i) is int for i in ids):
+        raise ValueError(
+            "ids must be integers, as a JSON array (e.g. [9906, 11]) or separated by spaces/commas"
+        )
+    return ids
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    tok = load_tokenizer(args)
+    ids = parse_ids(" ".join(args.ids) if args.ids else sys.stdin.read())
     sys.stdout.write(tok.decode(ids))
     sys.stdout.write("\n")
     return 0

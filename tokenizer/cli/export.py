@@ -7,16 +7,23 @@ from pathlib import Path
 
 from ..core import Tokenizer
 from ..encodings import get_encoding, list_encodings
+from ..formats import atomic_write_text, minbpe_text
 from ..hf_export import export_hf
+from ..loading import load_file
 
-EXPORTERS = {"hf": export_hf}  # format name -> writer(tokenizer, path)
+
+def export_minbpe(tok: Tokenizer, path: str) -> None:
+    atomic_write_text(path, minbpe_text(tok))
+
+
+EXPORTERS = {"hf": export_hf, "minbpe": export_minbpe}  # format name -> writer(tokenizer, path)
 
 
 def load_source(source: str, pattern: str) -> Tokenizer:
-    """A reference encoding by name (unless a file of that name exists), else a saved tokenizer."""
+    """A reference encoding by name (unless a file of that name exists), else any tokenizer file."""
     if source in list_encodings() and not Path(source).exists():
         return get_encoding(source)
-    return Tokenizer.load(source, pattern=pattern)
+    return load_file(source, pattern=pattern)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -28,10 +35,16 @@ def add_commands(subparsers) -> None:
     """`export --format hf STEM_OR_FILE -o tokenizer.json`."""
     p = subparsers.add_parser("export", help="write a tokenizer in another library's format")
     p.add_argument(
-        "source", metavar="STEM_OR_FILE", help="saved tokenizer (STEM, .json, .tiktoken) or encoding name"
+        "source",
+        metavar="STEM_OR_FILE",
+        help="saved tokenizer (STEM, .json, .tiktoken), minbpe .model, tokenizer.json or encoding name",
     )
     p.add_argument(
-        "--format", "-f", choices=list(EXPORTERS), default="hf", help="hf: Hugging Face tokenizer.json"
+        "--format",
+        "-f",
+        choices=list(EXPORTERS),
+        default="hf",
+        help="hf: Hugging Face tokenizer.json; minbpe: karpathy/minbpe's .model",
     )
     p.add_argument("--output", "-o", required=True, help="file to write, e.g. tokenizer.json")
     p.add_argument("--pattern", default="gpt4", help="split pattern for a bare .tiktoken file (default gpt4)")

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 from ..counting import load_counts
-from ..train import TIE_BREAKS, train
+from ..patterns import is_named
+from ..regex_check import MAX_SAMPLE_CHARS, check_split_regex
+from ..train import TIE_BREAKS, split_pattern, train
 from .common import DEFAULT_PATTERN
 from .progress import progress_bars
 
@@ -18,20 +20,40 @@ def counts_pattern(path: str) -> str:
     return meta.get("pattern_name") or meta["pattern"]
 
 
+def corpus_sample(paths: list[Path]) -> str:
+    """The first MAX_SAMPLE_CHARS characters of the corpus, to check a custom regex's coverage."""
+    with open(paths[0], encoding="utf-8", errors="replace") as f:
+        return f.read(MAX_SAMPLE_CHARS)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     if not args.files and not args.counts:
         raise ValueError("give FILEs to train on, or --counts")
     if args.files and args.counts:
         raise ValueError("give FILEs or --counts, not both")
-    pattern = args.pattern
-    if args.counts and pattern is None:
-        pattern = counts_pattern(args.counts)
+    pattern, regex = args.pattern, args.regex
+    if pattern is not None and regex is not None:
+        raise ValueError("give --pattern NAME or --regex REGEX, not both")
+    if pattern is not None:
+        split_pattern(pattern)  # a name, or an error listing the names
+    if args.counts and pattern is None and regex is None:
+        counted = counts_pattern(args.counts)
+        pattern, regex = (counted, None) if is_named(counted) or counted == "none" else (None, counted)
     corpus = [Path(f) for f in args.files] if args.files else None
+    for path in corpus or []:
+        if path.is_dir():
+            raise ValueError(f"{path}: is a directory; give the text files inside it (e.g. {path}/*.txt)")
+        if not path.is_file():
+            raise ValueError(f"corpus file not found: {path}")
+    if regex is not None and corpus:
+        for warning in check_split_regex(regex, sample=corpus_sample(corpus)):
+            print(f"warning: {warning}", file=sys.stderr)
     with progress_bars(args.quiet) as progress:
         tok = train(
             corpus,
             args.vocab_size,
-            pattern=pattern or DEFAULT_PATTERN,
+            pattern=None if regex is not None else (pattern or DEFAULT_PATTERN),
+            regex=regex,
             special_tokens=args.special,
             tie_break=args.tie_break,
             min_frequency=args.min_frequency,
@@ -58,7 +80,15 @@ def add_commands(subparsers) -> None:
     p = subparsers.add_parser("train", help="train a byte-level BPE tokenizer on files")
     p.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files (streamed)")
     p.add_argument("--vocab-size", "-v", type=int, required=True, help="256 bytes + merges")
-    p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
+    p.add_argument(
+        "--pattern", "-p", metavar="NAME", help="split pattern: gpt2, gpt4 (default), o200k or none"
+    )
+    p.add_argument(
+        "--regex",
+        metavar="REGEX",
+        help="a custom split regex instead of --pattern (checked: compiles, no capturing groups, "
+        "no empty match; warns with the share of the text it would drop)",
+    )
     p.add_argument(
         "--tie-break", choices=TIE_BREAKS, default="first", help="first (minbpe) or lexical (rustbpe)"
     )

@@ -1,0 +1,99 @@
+"""minbpe's `.model`: load, export byte-identical, and ids as karpathy/minbpe computes them.
+
+The reader here is written from minbpe's own load() (merges -> vocab bytes) and encode (merge
+the adjacent pair of lowest merge index), independently of our loader, and compared on real text.
+"""
+
+from __future__ import annotations
+
+import pytest
+import regex
+
+from tests.helpers import corpus_text
+from tokenizer import Tokenizer
+from tokenizer.cli import main
+from tokenizer.formats import minbpe_text
+from tokenizer.loading import load_any, load_file
+from tokenizer.train import train
+
+
+def minbpe_load(path):
+    """minbpe's Tokenizer.load, line by line."""
+    merges, special, idx = {}, {}, 256
+    with open(path, encoding="utf-8") as f:
+        assert f.readline().strip() == "minbpe v1"
+        pattern = f.readline().strip()
+        for _ in range(int(f.readline().strip())):
+            token, token_id = f.readline().strip().split()
+            special[token] = int(token_id)
+        for line in f:
+            a, b = map(int, line.split())
+            merges[(a, b)] = idx
+            idx += 1
+    vocab = {i: bytes([i]) for i in range(256)}
+    for (a, b), i in merges.items():
+        vocab[i] = vocab[a] + vocab[b]
+    return pattern, special, merges, vocab
+
+
+def minbpe_encode(text, pattern, merges):
+    """minbpe's RegexTokenizer.encode_ordinary (BasicTokenizer when the pattern is empty)."""
+    ids = []
+    for chunk in regex.findall(pattern, text) if pattern else [text]:
+        part = list(chunk.encode("utf-8"))
+        while len(part) >= 2:
+            pair = min(zip(part, part[1:]), key=lambda p: merges.get(p, float("inf")))  # noqa: B905
+            if pair not in merges:
+                break
+            merged, i, out = merges[pair], 0, []
+            while i < len(part):
+                if i < len(part) - 1 and (part[i], part[i + 1]) == pair:
+                    out.append(merged)
+                    i += 2
+                else:
+                    out.append(part[i])
+                    i += 1
+            part = out
+        ids.extend(part)
+    return ids
+
+
+@pytest.mark.parametrize("pattern", ["gpt4", "none"])
+def test_model_file_gives_minbpe_ids_and_round_trips_byte_identical(pattern, tmp_path):
+    training = corpus_text("taylorswift.txt")
+    tok = train(training, 256 + 300, pattern=pattern, special_tokens=["<|endoftext|>", "<|fim|>"])
+    tok.save(tmp_path / "t")
+    assert main(["export", "--format", "minbpe", str(tmp_path / "t"), "-o", str(tmp_path / "t.model")]) == 0
+    data = (tmp_path / "t.model").read_bytes()
+    regex_text, special, merges, vocab = minbpe_load(tmp_path / "t.model")
+    assert special == {"<|endoftext|>": 556, "<|fim|>": 557}
+    ours = load_file(tmp_path / "t.model")
+    assert Tokenizer.load(tmp_path / "t.model").mergeable_ranks == ours.mergeable_ranks
+    assert load_any(str(tmp_path / "t.model")).mergeable_ranks == ours.mergeable_ranks
+    assert {i: ours.decode_single_token_bytes(i) for i in vocab} == vocab
+    for name in ["tinyshakespeare.txt", "code_python.txt", "pg_multilingual.txt"]:
+        text = corpus_text(name, 30_000)
+        assert ours.encode_ordinary(text) == minbpe_encode(text, regex_text, merges), name
+    (tmp_path / "again.model").write_text(minbpe_text(ours), encoding="utf-8")
+    assert (tmp_path / "again.model").read_bytes() == data
+    out = tmp_path / "via-cli.model"
+    assert main(["export", "--format", "minbpe", str(tmp_path / "t.model"), "-o", str(out)]) == 0
+    assert out.read_bytes() == data
+
+
+def test_a_hand_written_minbpe_file(tmp_path):
+    text = "minbpe v1\n\n1\n<|end|> 259\n104 105\n256 33\n32 256\n"  # BasicTokenizer: empty pattern
+    (tmp_path / "m.model").write_text(text)
+    tok = load_file(tmp_path / "m.model")
+    assert tok.pattern == "none" and tok.special_tokens == {"<|end|>": 259}
+    assert tok.encode("hi! hi<|end|>", allowed_special="all") == [257, 258, 259]
+    assert minbpe_text(tok) == text
+    assert main(["encode", "--tokenizer", str(tmp_path / "m.model"), "hi!"]) == 0
+
+
+def test_what_minbpe_cannot_hold_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="bytes as ids 0..255"):
+        minbpe_text(load_any("cl100k_base"))
+    tok = Tokenizer.from_merges([(104, 105)], "gpt4", {"<a b>": 300})
+    with pytest.raises(ValueError, match="whitespace"):
+        minbpe_text(tok)
