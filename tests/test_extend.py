@@ -68,6 +68,30 @@ def new_tokens(tok: Tokenizer, first: int) -> list[bytes]:
     return [tok.decode_single_token_bytes(i) for i in range(first, tok.n_vocab)]
 
 
+def assert_adjacent_tokens_encode_alone_to_themselves(tok: Tokenizer, text: str) -> None:
+    """The lemma extend.py rests on: x, y adjacent in a chunk's segmentation => x + y encodes to [x, y]."""
+    for chunk in tok.split(text):
+        ids = tok.encode_ordinary(chunk)
+        for x, y in pairwise(ids):
+            both = tok.decode_single_token_bytes(x) + tok.decode_single_token_bytes(y)
+            assert bpe(both, tok.mergeable_ranks) == [x, y], (chunk, x, y)
+
+
+@pytest.mark.parametrize(
+    "base_name, name",
+    [("cl100k_base", "code_python.txt"), ("gpt2", "udhr_sample.txt"), ("o200k_base", "pg_multilingual.txt")],
+)
+def test_lemma_on_real_text(base_name, name):
+    assert_adjacent_tokens_encode_alone_to_themselves(get_encoding(base_name), corpus(name, 20_000, 50_000))
+
+
+@settings(max_examples=200, deadline=None)
+@given(base_text=tie_heavy_texts(), text=tie_heavy_texts(), vocab=st.integers(257, 290))
+def test_lemma_on_small_bases(base_text, text, vocab):
+    base = train(base_text + " abcabc aab", vocab, pattern="none", min_frequency=1)
+    assert_adjacent_tokens_encode_alone_to_themselves(base, text)
+
+
 REAL = [  # (base, corpus file, slice length, slice start)
     ("cl100k_base", "code_python.txt", 40_000, 200_000),
     ("gpt2", "pg_en_medium.txt", 30_000, 300_000),
@@ -111,6 +135,19 @@ def test_matches_reference_on_a_small_trained_base(text, more, tie_break, min_fr
     ids = [t for doc in docs for t in tok.encode_ordinary(doc)]
     assert ext["corpus_tokens_after"] == len(ids)
     assert ext["corpus_tokens_before"] == sum(len(base.encode_ordinary(d)) for d in docs)
+
+
+@pytest.mark.parametrize("tie_break", ["first", "lexical"])
+def test_matches_reference_on_long_chunks_with_tokens_longer_than_the_base_has(tie_break):
+    """Chunks over core.HEAP_THRESHOLD bytes are cut where no merge can cross, which relies on
+    the longest token: new tokens soon outgrow the small base's."""
+    base = train("abcabd abca", 262, pattern="none")
+    docs = [("abcabcabd " * 50)[: 300 + k] for k in range(3)] + ["abd abc " * 40]
+    tok = extend(base, docs, 30, tie_break=tie_break)
+    assert max(map(len, tok.mergeable_ranks)) > 2 * max(map(len, base.mergeable_ranks))
+    assert tok.metadata["extension"]["merges"] == [
+        list(p) for p in reference_extend(base, docs, 30, tie_break, 2)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -181,6 +218,16 @@ def test_stops_when_pairs_are_too_rare_and_says_so():
     assert tok.metadata["extension"]["added"] < 10
     assert tok.metadata["stopped_early"]
     assert "3 or more times" in tok.metadata["stop_reason"]
+
+
+def test_lone_surrogates_are_read_as_the_encoder_reads_them():
+    text = "x\ud800y x\ud800y x\udfffy zz zz"
+    tok = extend("gpt2", text, 4, min_frequency=1)
+    replaced = extend(
+        "gpt2", text.replace("\ud800", "\ufffd").replace("\udfff", "\ufffd"), 4, min_frequency=1
+    )
+    assert tok.metadata["extension"]["merges"] == replaced.metadata["extension"]["merges"]
+    assert tok.metadata["extension"]["corpus_tokens_after"] == len(tok.encode_ordinary(text))
 
 
 def test_base_by_name_and_bad_arguments():

@@ -11,21 +11,26 @@ Every base token keeps its id and bytes, special tokens keep theirs, and new ids
 after the base's largest id (mergeable or special) and are contiguous, so a model's
 embedding table only grows.
 
-Why it is exact to re-encode only some chunks after a merge. The new token T gets the
-highest rank of all. The encoder merges the lowest-rank mergeable pair first, so with the
-vocabulary V + T it makes exactly the choices it makes with V for as long as some pair of
-V is mergeable: it reaches the V-segmentation, and only then may T merge. T merges iff that
-segmentation holds an adjacent pair whose BYTES concatenate to T's bytes: the chosen pair
-of ids, or another split of the same bytes ((ab, c) as well as (a, bc)). After T merges,
-more merges can follow, of base tokens too (their ranks are lower), so the new
-segmentation comes from the live encoder, never from replacing the pair in place. Every
-other chunk keeps its segmentation. So after each merge we re-encode exactly the chunks
-that hold an adjacent pair concatenating to T, found through a pair -> chunks index over
-every split of T into two tokens, and change the pair counts by the difference between
-the old and the new segmentation. Re-encoding leaves no pair concatenating to T, so the
-chosen pair's count drops to zero and no merge is made twice; by the same argument every
-pair of a segmentation concatenates to bytes that are not yet a token, so new tokens
-never duplicate one.
+Why it is exact to re-encode only the chunks that hold the chosen pair (a, b). The new
+token T gets the highest rank of all. The encoder merges the lowest-rank mergeable pair
+first, so with the vocabulary V + T it makes exactly the choices it makes with V for as
+long as some pair of V is mergeable: it reaches the V-segmentation, and only then may T
+merge. T merges iff that segmentation holds an adjacent pair whose bytes concatenate to
+T's bytes, and that pair can only be (a, b), by this lemma: if tokens x and y end up
+adjacent in a chunk's segmentation, the bytes of x + y alone encode to exactly [x, y].
+(No merge crosses the outer edges of x y, so inside them the state changes only by
+merges of inside pairs; each was the lowest-rank pair of the whole chunk when it was made,
+so also of the inside. Encoding x + y alone makes the same merges in the same order and
+stops where they stop.) So another split of T's bytes, (ab, c) next to (a, bc), never
+occurs: both would be the V-encoding of T's bytes. tests/test_extend.py checks the lemma
+on real text. After T merges, more merges can follow, of base tokens too (their ranks are
+lower), so the new segmentation comes from the live encoder, never from replacing the
+pair in place; every other chunk keeps its segmentation. So after each merge we re-encode
+exactly the chunks holding (a, b) (a pair -> chunks index) and change the pair counts by
+the difference between the old and the new segmentation. Re-encoding leaves no (a, b), so
+no merge is made twice. Every pair of a segmentation concatenates to bytes that are not a
+token yet (the encoder would have merged it), so a new token never duplicates one, and by
+the lemma each new token's own bytes encode to it.
 
 Unlike train's (_heap.py), counts here can also rise: merges that follow T can create
 pairs that exist elsewhere already. The max-heap stays exact by keeping, for each pair,
@@ -84,7 +89,12 @@ class _Extender:
         self.tokens = 0  # tokens of the whole corpus with the vocabulary so far
         encode, get = self.live.encode, self.live.ranks.get
         for chunk, c in chunk_counts:
-            if get(chunk.encode("utf-8", "surrogatepass")) is not None:
+            try:
+                piece = chunk.encode("utf-8")
+            except UnicodeEncodeError:  # lone surrogates: the encoder reads them as U+FFFD
+                chunk = chunk.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                piece = chunk.encode("utf-8")
+            if get(piece) is not None:
                 self.tokens += c
                 continue
             seg = encode(chunk)
@@ -188,15 +198,8 @@ class _Extender:
         """Add the token of pair p as new_id; re-encode the chunks it changes. Returns how many."""
         token = self.token_bytes[p[0]] + self.token_bytes[p[1]]
         self.token_bytes[new_id] = token
-        live = self.live
-        live.add(token, new_id)
-        ranks, where = live.ranks, self.where
-        splits = [
-            (ranks[token[:i]], ranks[token[i:]])
-            for i in range(1, len(token))
-            if token[:i] in ranks and token[i:] in ranks
-        ]
-        affected = set().union(*(where.get(q, ()) for q in splits))
+        self.live.add(token, new_id)
+        affected = list(self.where[p])  # reencode() changes the set
         gained: set[Pair] = set()
         for w in affected:
             self.reencode(w, gained)
@@ -253,7 +256,8 @@ def extend(
     base.n_vocab. Stops early, and says so in metadata["stop_reason"], when the best pair
     occurs fewer than min_frequency times. progress(phase, ...) is called for phases
     "count", "encode" (distinct chunks) and "merge". metadata["extension"] holds the new
-    merges (pairs of ids) and the corpus's token counts before and after.
+    merges (pairs of ids) and the corpus's token counts before and after. Lone surrogates
+    in str documents are read as U+FFFD, as the encoder reads them.
     """
     if isinstance(base, str):
         from .loading import load_any  # loading imports hf_export; only needed for names
