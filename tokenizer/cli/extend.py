@@ -44,9 +44,9 @@ def report(tok) -> str:
     meta = tok.metadata
     ext = meta["extension"]
     first, added = ext["first_new_id"], ext["added"]
+    new = f"{added} new tokens (ids {first}..{first + added - 1})" if added else "no new tokens"
     lines = [
-        f"{added} new tokens (ids {first}..{first + added - 1}) on {ext['base']} "
-        f"in {meta['statistics']['seconds']['total']:.1f} s"
+        f"{new} on {ext['base']} in {meta['statistics']['seconds']['total']:.1f} s"
         + (f"; stopped early: {meta['stop_reason']}" if meta["stopped_early"] else "")
     ]
     rows = [("corpus", ext["corpus_tokens_before"], ext["corpus_tokens_after"])]
