@@ -1,0 +1,199 @@
+"""Hostile tokenizer files and arguments: a clear error every time, never a crash or a wrong id.
+
+tests/data/hostile/files/index.json maps each corrupt or hostile file to the fragment of the
+error it must give; each goes through the library's loader and the CLI (exit 2, no traceback).
+Hypothesis then throws random bytes and random JSON shapes at every loader: the only exception
+allowed out is a ValueError. The rest are issue 17's "CLI / library" reproductions.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import DATA, ROOT
+from tokenizer import Tokenizer, get_encoding, train
+from tokenizer.cli import main
+from tokenizer.loading import from_texts, load_any
+from tokenizer.validate import MAX_JSON_DEPTH, TokenizerFileError, json_depth
+
+HOSTILE = DATA / "hostile" / "files"
+INDEX = json.loads((HOSTILE / "index.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("name", "fragment"), INDEX.items(), ids=list(INDEX))
+def test_hostile_file_library(name, fragment):
+    with pytest.raises(ValueError) as info:
+        load_any(str(HOSTILE / name))
+    assert fragment in str(info.value)
+    assert name in str(info.value)  # the message names the file it is about
+
+
+@pytest.mark.parametrize(("name", "fragment"), INDEX.items(), ids=list(INDEX))
+def test_hostile_file_cli(name, fragment, capsys):
+    assert main(["encode", "--tokenizer", str(HOSTILE / name), "hi"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and fragment in err
+
+
+@pytest.mark.parametrize("name", ["nested.json", "rank-huge.tiktoken", "hf-whitespace.json"])
+def test_hostile_file_cli_process_has_no_traceback(name):
+    result = subprocess.run(
+        [sys.executable, "-m", "tokenizer", "encode", "--tokenizer", str(HOSTILE / name), "hi"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert result.returncode == 2 and INDEX[name] in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_page_loader_gives_the_same_messages():
+    text = (HOSTILE / "special-empty.json").read_text()
+    with pytest.raises(TokenizerFileError, match="empty special token"):
+        from_texts(None, text, None, "special-empty.json")
+    with pytest.raises(TokenizerFileError, match=r"^nested\.json: JSON nested 100000 levels"):
+        from_texts(None, (HOSTILE / "nested.json").read_text(), None, "nested.json")
+    rank = (HOSTILE / "rank-huge.tiktoken").read_text()
+    with pytest.raises(TokenizerFileError, match=r"^rank-huge\.tiktoken:257: rank"):
+        from_texts(rank, None, None, "rank-huge.tiktoken")
+
+
+def test_depth_scan_ignores_brackets_inside_strings():
+    assert json_depth('{"a": "[[[[[[", "b": [["]]"]]}') == 3
+    assert json_depth('"\\"[[[["') == 0
+    deep = '{"merges": ' + "[" * (MAX_JSON_DEPTH - 1) + "]" * (MAX_JSON_DEPTH - 1) + "}"
+    assert json_depth(deep) == MAX_JSON_DEPTH
+
+
+# ----- fuzzing: only ValueError may come out ---------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+KEYS = ["name", "pattern", "pattern_regex", "special_tokens", "merges", "metadata", "model", "added_tokens"]
+json_shapes = st.dictionaries(st.sampled_from(KEYS), json_values, max_size=6)
+
+
+def only_value_errors(call) -> None:
+    try:
+        call()
+    except ValueError:
+        pass
+
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@FUZZ
+@given(data=st.binary(max_size=300), kind=st.sampled_from(["tiktoken", "json", "hf", "model"]))
+def test_random_bytes(data, kind):
+    text = data.decode("utf-8", "replace")
+    args = {"tiktoken": (text, None, None), "json": (None, text, None), "hf": (None, None, text)}
+    args["model"] = (None, text, None)
+    only_value_errors(lambda: from_texts(*args[kind], f"x.{'model' if kind == 'model' else kind}"))
+
+
+@FUZZ
+@given(shape=json_shapes)
+def test_random_json_shapes(shape):
+    only_value_errors(lambda: from_texts(None, json.dumps(shape), None, "x.json"))
+
+
+@FUZZ
+@given(value=json_values, key=st.sampled_from(KEYS))
+def test_one_bad_field_in_a_good_file(value, key):
+    meta = Tokenizer.from_merges([(104, 105)], "gpt4", ["<|end|>"]).to_json()
+    meta[key] = value
+    only_value_errors(lambda: from_texts(None, json.dumps(meta), None, "x.json"))
+
+
+@FUZZ
+@given(
+    pre=json_values,
+    model=st.fixed_dictionaries({"type": st.sampled_from(["BPE", "WordPiece"]), "vocab": json_values}),
+)
+def test_random_hf_pipelines(pre, model):
+    only_value_errors(
+        lambda: from_texts(None, None, json.dumps({"model": model, "pre_tokenizer": pre}), "t.json")
+    )
+
+
+# ----- issue 17's CLI / library reproductions ---------------------------------------------
+
+
+def test_special_tokens_that_would_break_every_encode_are_refused():
+    meta = Tokenizer.from_merges([(104, 105)], "gpt4").to_json()
+    for special, fragment in [({"": 5000}, "empty special token"), ({"<x>": -1}, "-1 is not a token id")]:
+        with pytest.raises(ValueError, match=fragment):
+            from_texts(None, json.dumps({**meta, "special_tokens": special}), None, "x.json")
+
+
+@pytest.mark.parametrize("ids", [[5.0], [True], ["5"]])
+def test_decode_refuses_ids_that_are_not_ints(ids):
+    with pytest.raises((TypeError, ValueError), match="int"):
+        get_encoding("gpt2").decode(ids)
+
+
+@pytest.mark.parametrize("arg", ["[true]", "[5.0]", "1.5", "1e3", "0x10", "[[1]]", "[" * 5000])
+def test_cli_decode_refuses_ids_that_are_not_ints(arg, capsys):
+    assert main(["decode", "-e", "gpt2", arg]) == 2
+    assert "ids must be integers" in capsys.readouterr().err
+
+
+def test_cli_binary_stdin_is_a_utf8_error(tmp_path):
+    (tmp_path / "random.bin").write_bytes(bytes(range(256)) * 4)
+    with open(tmp_path / "random.bin", "rb") as f:
+        result = subprocess.run(
+            [sys.executable, "-m", "tokenizer", "encode"], stdin=f, capture_output=True, cwd=ROOT, timeout=120
+        )
+    assert result.returncode == 2 and b"stdin: not valid UTF-8 at byte offset 128" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["gpt5", "GPT4", "cl100k-base"])
+def test_unknown_pattern_names_are_errors(name, tmp_path, capsys):
+    with pytest.raises(ValueError, match=f"unknown pattern name '{name}'.*gpt2, gpt4, o200k, none.*regex="):
+        train("hello world", 300, pattern=name)
+    (tmp_path / "c.txt").write_text("hello world hello")
+    assert (
+        main(["train", str(tmp_path / "c.txt"), "-v", "260", "-q", "-p", name, "-o", str(tmp_path / "o")])
+        == 2
+    )
+    assert "--regex" in capsys.readouterr().err
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_encoding_names_are_pattern_aliases():
+    assert (
+        train("hello world hello", 260, pattern="cl100k_base").pattern_regex
+        == get_encoding("cl100k_base").pattern_regex
+    )
+
+
+def test_custom_regex_that_drops_text_warns(tmp_path, capsys):
+    with pytest.warns(UserWarning, match=r"does not match 23\.1% of the sample"):
+        train("hello, world!", 260, regex=r"\w+")
+    (tmp_path / "c.txt").write_text("hello, world! hello, world!")
+    out = str(tmp_path / "o")
+    assert main(["train", str(tmp_path / "c.txt"), "-v", "260", "-q", "--regex", r"\w+", "-o", out]) == 0
+    assert "warning: the split regex does not match 25.9% of the sample" in capsys.readouterr().err
+    assert main(["train", str(tmp_path / "c.txt"), "-v", "260", "-q", "--regex", r"(\w)+", "-o", out]) == 2
+    assert "capturing group" in capsys.readouterr().err
+
+
+def test_corpus_types_and_folders(tmp_path, capsys):
+    with pytest.raises(ValueError, match="corpus must be a str .* not dict"):
+        train({"a": 1}, 300)
+    with pytest.raises(ValueError, match="is a directory"):
+        train(Path(tmp_path), 300)
+    assert main(["train", str(tmp_path), "-v", "300", "-o", str(tmp_path / "x")]) == 2
+    assert "is a directory" in capsys.readouterr().err
