@@ -5,6 +5,7 @@ subprocess, so the peak RSS reported (from wait4) is that trainer's alone; wall 
 time from start of reading the corpus to the end of training, measured inside the child.
 
     python bench/train.py --size 10MB --vocab 32768
+    python bench/train.py --size 10MB --mixed        # the issue's mix: a third each of English, Python, multilingual
     python bench/train.py --size 100MB --vocab 32768 --corpus-file /tmp/large/large_en.txt
     cat large_en.txt large_multi.txt > all.txt; python bench/train.py --size 500MB --corpus-file all.txt  # whole file
 """
@@ -38,6 +39,8 @@ SOURCES = [
     "code_js.txt",
     "emoji_cldr.txt",
 ]
+# --mixed: equal thirds of English prose, Python source and multilingual books (issue 16's "10 MB mixed")
+MIXED_SOURCES = ["pg_en_medium.txt", "code_python.txt", "pg_multilingual.txt"]
 TRAINERS = ["ours", "hf", "rustbpe", "reference"]
 REFERENCE_MAX_BYTES = 200_000  # the O(N*M) reference only runs on tiny inputs
 REFERENCE_MAX_VOCAB = 1024
@@ -63,6 +66,28 @@ def build_corpus(size: int) -> Path:
                     written += len(line)
             if written >= size - 4096:
                 break
+    os.replace(tmp, path)
+    return path
+
+
+def build_mixed(size: int) -> Path:
+    """size // 3 bytes (cut at a line end) of each MIXED_SOURCES file, in order, cached in bench/results."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / f"corpus_mixed_{size >> 20}MB.txt"
+    if path.exists() and path.stat().st_size > 0:
+        return path
+    share = size // len(MIXED_SOURCES)
+    parts = []
+    for name in MIXED_SOURCES:
+        data = (CORPORA / name).read_bytes()
+        if len(data) < share:
+            raise SystemExit(
+                f"{name} has {len(data):,} bytes, fewer than a third of {size:,}: pick a smaller --size"
+            )
+        data = data[:share]
+        parts.append(data[: data.rfind(b"\n") + 1])
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(b"".join(parts))
     os.replace(tmp, path)
     return path
 
@@ -191,6 +216,11 @@ def main() -> int:
     parser.add_argument(
         "--corpus-file", type=Path, help="use this UTF-8 file instead (its first --size bytes)"
     )
+    parser.add_argument(
+        "--mixed",
+        action="store_true",
+        help="a third each of " + ", ".join(MIXED_SOURCES) + " (not --corpus-file)",
+    )
     parser.add_argument("--vocab", type=int, default=32768)
     parser.add_argument("--threads", type=int, default=2, help="threads/processes for every trainer")
     parser.add_argument("--runs", type=int, default=1, help="runs per trainer (the median is reported)")
@@ -206,7 +236,9 @@ def main() -> int:
         print(json.dumps(run_child(args.child, args.file, args.vocab, args.threads)))
         return 0
 
-    path = args.corpus_file or build_corpus(SIZES[args.size])
+    if args.mixed and args.corpus_file:
+        parser.error("--mixed builds its own corpus; leave out --corpus-file")
+    path = args.corpus_file or (build_mixed if args.mixed else build_corpus)(SIZES[args.size])
     if args.corpus_file and path.stat().st_size > SIZES[args.size] * 1.05:
         path = _prefix_copy(path, SIZES[args.size])
     size = path.stat().st_size
