@@ -305,8 +305,16 @@ class _HeapTrainer(WordStore):
 
     def scan(self, p: str, x: str, cands: array, j0: int) -> dict[str, tuple[int, array]]:
         """Merge block by block: the words and pair counts change in place; returns the new
-        pairs as pair -> (count, blocks holding it)."""
+        pairs as pair -> (count, blocks holding it).
+
+        One pass over the occurrences of p = ab in each block, left to right and not
+        overlapping (the occurrences str.replace replaces), finds both changes at each:
+        lost (left, a) and (b, right), gained (left, x) and (x, right), where right is x
+        when the next occurrence starts there. Between two adjacent occurrences the
+        pair (b, a) is lost and (x, x) gained once, by the first of them; nothing is
+        counted across a separator."""
         blocks, wcounts, pc, sep, per_block = self.blocks, self.wcounts, self.pc, SEP, self.per_block
+        pa, pb = p
         get = pc.get
         fresh: dict[str, list[int]] = {}
         fget = fresh.get
@@ -317,8 +325,6 @@ class _HeapTrainer(WordStore):
             if t is s:  # the block lost p to earlier merges
                 continue
             blocks[b] = t
-            # Lost: the pairs overlapping an occurrence (the one between two adjacent
-            # occurrences only once), never across a separator.
             n = len(s)
             w, at = b * per_block, 0  # the word holding position `at`
             i = s.find(p)
@@ -327,40 +333,40 @@ class _HeapTrainer(WordStore):
                 w += s.count(sep, at, i)
                 at = i
                 c = wcounts[w]
-                if i and i != prev_end and s[i - 1] != sep:
-                    k = s[i - 1 : i + 1]
-                    v = get(k)
-                    if v is not None:
-                        pc[k] = v - c
-                if i + 2 < n and s[i + 2] != sep:
-                    k = s[i + 1 : i + 3]
-                    v = get(k)
-                    if v is not None:
-                        pc[k] = v - c
-                prev_end = i + 2
-                i = s.find(p, prev_end)
-            # Gained: the pairs holding x (x is new: every x in t comes from this merge).
-            m = len(t)
-            w, at = b * per_block, 0
-            q = t.find(x)
-            while q >= 0:
-                w += t.count(sep, at, q)
-                at = q
-                c = wcounts[w]
-                for k in (
-                    t[q - 1 : q + 1] if q and t[q - 1] != x and t[q - 1] != sep else None,
-                    t[q : q + 2] if q + 1 < m and t[q + 1] != sep else None,
-                ):
-                    if k is None:
-                        continue
-                    e = fget(k)
-                    if e is None:
-                        fresh[k] = [c, b]
-                    else:
-                        e[0] += c
-                        if e[-1] != b:
-                            e.append(b)
-                q = t.find(x, q + 1)
+                end = i + 2
+                nxt = s.find(p, end)
+                if i and i != prev_end:
+                    left = s[i - 1]
+                    if left != sep:
+                        k = left + pa
+                        v = get(k)
+                        if v is not None:
+                            pc[k] = v - c
+                        k = left + x
+                        e = fget(k)
+                        if e is None:
+                            fresh[k] = [c, b]
+                        else:
+                            e[0] += c
+                            if e[-1] != b:
+                                e.append(b)
+                if end < n:
+                    right = s[end]
+                    if right != sep:
+                        k = pb + right
+                        v = get(k)
+                        if v is not None:
+                            pc[k] = v - c
+                        k = x + (x if nxt == end else right)
+                        e = fget(k)
+                        if e is None:
+                            fresh[k] = [c, b]
+                        else:
+                            e[0] += c
+                            if e[-1] != b:
+                                e.append(b)
+                prev_end = end
+                i = nxt
         return {k: (e[0], array("i", e[1:])) for k, e in fresh.items()}
 
     def scan_bulk(self, p: str, x: str, cands: array, j0: int) -> dict[str, tuple[int, array]]:
