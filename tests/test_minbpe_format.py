@@ -68,7 +68,6 @@ def test_model_file_gives_minbpe_ids_and_round_trips_byte_identical(pattern, tmp
     regex_text, special, merges, vocab = minbpe_load(tmp_path / "t.model")
     assert special == {"<|endoftext|>": 556, "<|fim|>": 557}
     ours = load_file(tmp_path / "t.model")
-    assert Tokenizer.load(tmp_path / "t.model").mergeable_ranks == ours.mergeable_ranks
     assert load_any(str(tmp_path / "t.model")).mergeable_ranks == ours.mergeable_ranks
     assert {i: ours.decode_single_token_bytes(i) for i in vocab} == vocab
     for name in ["tinyshakespeare.txt", "code_python.txt", "pg_multilingual.txt"]:

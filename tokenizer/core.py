@@ -280,11 +280,18 @@ class Tokenizer:
 
     @classmethod
     def load(cls, path: str | os.PathLike, pattern: str = "gpt4") -> Tokenizer:
-        """Load STEM, STEM.tiktoken, STEM.json, a tokenizer.json or a minbpe .model, validated
-        (tokenizer.loading.load_file); a bare .tiktoken uses `pattern`."""
-        from .loading import load_file  # loading builds Tokenizers: imported here, not at the top
-
-        return load_file(path, pattern=pattern)
+        """Load STEM, STEM.tiktoken or STEM.json (a bare .tiktoken uses `pattern`)."""
+        stem = _strip_suffix(Path(path))
+        json_path = stem.with_name(stem.name + ".json")
+        tiktoken_path = stem.with_name(stem.name + ".tiktoken")
+        if not json_path.exists() and not tiktoken_path.exists():
+            raise FileNotFoundError(
+                f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name})"
+            )
+        ranks = formats.read_tiktoken(tiktoken_path) if tiktoken_path.exists() else None
+        if not json_path.exists():
+            return cls(ranks, pattern, name=stem.name)  # type: ignore[arg-type]
+        return cls.from_json(formats.read_json(json_path), ranks, source=str(json_path))
 
     @classmethod
     def from_json(
