@@ -22,6 +22,13 @@
 //   prefetch {names}          -> no reply: start downloading these encodings' blobs
 //   learn {request}           -> tokenizer.web.learn.handle(request): step-through training for the Learn view
 //   learn_adopt {request}     -> info of a tokenizer made from a Learn result (joins the comparison)
+// (An absent argument is passed as undefined, which Pyodide turns into None; null would arrive
+// as pyodide.ffi.jsnull.)
+//   audit {name, text?}       -> counts, longest, by_script of tokenizer.audit (text: unused against it)
+//   audit_list {name, key, query, offset, limit} -> {total, rows: [id, hex(, first id)]}: one page of a list
+//   stats {names, text, udhr?} -> `stats --json` for the text ({results, languages?})
+//   sweep {name, text, sizes?} -> {sweep: [{vocab_size, tokens}], bytes}
+//   vocab_diff {name, other}  -> `diff --json` of two loaded tokenizers
 // Typed arrays are transferred, not copied. Unsolicited messages: {type: "progress", stage, ...}
 // during boot, then {type: "ready", ...}; {type: "fatal", error} if booting failed.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
@@ -40,6 +47,11 @@ const BRIDGE_FUNCTIONS = [
   "bench_load",
   "learn",
   "learn_adopt",
+  "audit",
+  "audit_list",
+  "stats",
+  "sweep",
+  "vocab_diff",
 ];
 
 const post = (msg, transfer = []) => self.postMessage(msg, transfer);
@@ -207,6 +219,20 @@ async function handle(msg) {
       loaded.set(info.name, info);
       return { result: { info } };
     }
+    case "audit":
+      return { result: JSON.parse(api.audit(name, msg.text ?? undefined)) };
+    case "audit_list":
+      return {
+        result: JSON.parse(api.audit_list(name, msg.key, msg.query || "", msg.offset || 0, msg.limit || 100)),
+      };
+    case "stats":
+      for (const n of msg.names) await ensureEncoding(n);
+      return { result: JSON.parse(api.stats(JSON.stringify({ names: msg.names, text: msg.text, udhr: msg.udhr }))) };
+    case "sweep":
+      return { result: JSON.parse(api.sweep(name, msg.text, msg.sizes ?? undefined)) };
+    case "vocab_diff":
+      await ensureEncoding(msg.other);
+      return { result: JSON.parse(api.vocab_diff(name, msg.other)) };
     case "bench_load": {
       const t = performance.now();
       const data = new Uint8Array(await (await fetch(msg.url)).arrayBuffer());

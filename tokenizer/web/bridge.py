@@ -33,6 +33,7 @@ from ..encodings import (
 )
 from ..loading import from_texts
 from ..patterns import compile_pattern
+from . import analysis
 from . import learn as learn_mode
 
 MAX_TREE_DEPTH = 64  # merge-tree levels sent to the page; a real token is never this deep
@@ -284,3 +285,33 @@ def bench_load(name: str, fmt: str, buf: Any) -> tuple[float, int]:
     else:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(BENCH_FORMATS)}")
     return (time.perf_counter() - t) * 1000, len(tok.mergeable_ranks)
+
+
+# ----- know your tokenizer: audit, stats, sweep, diff (tokenizer.web.analysis) -------------
+
+
+def audit(name: str, text: str | None) -> str:
+    """The audit's counts and short lists; with the input text (a str), unused ids against it."""
+    return json.dumps(analysis.audit_summary(_toks[name], text if isinstance(text, str) else None))
+
+
+def audit_list(name: str, key: str, query: str, offset: int, limit: int) -> str:
+    """One page of one of the last audit's lists, optionally searched."""
+    return json.dumps(analysis.audit_page(_toks[name], key, query, int(offset), int(limit)))
+
+
+def stats(request_json: str) -> str:
+    """{names, text, udhr?} -> `stats --json` for the input text, by language with a UDHR text."""
+    request = json.loads(request_json)
+    toks = {name: _toks[name] for name in request["names"]}
+    return json.dumps(analysis.stats(toks, request["text"], request.get("udhr")))
+
+
+def sweep(name: str, text: str, sizes: Any) -> str:
+    """Tokens of the text at each vocabulary size (none given: powers of two and the full size)."""
+    return json.dumps(analysis.sweep_rows(_toks[name], text, _ints(sizes or []), name=name))
+
+
+def vocab_diff(a: str, b: str) -> str:
+    """`diff A B --json` for two loaded tokenizers."""
+    return json.dumps(analysis.vocab_diff(_toks[a], _toks[b]))
