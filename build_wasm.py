@@ -14,6 +14,10 @@ What goes in, and why:
   `tokenizer.encodings.pack_encoding`, which Pyodide loads several times faster than the npm JSON
   or `.tiktoken` text (no base64 decoding of 100k+ strings; see README for the numbers).
 - the page itself (`web/*.html|js|css`), copied.
+- `vendor/chart.umd.min.js`: Chart.js (npm `chart.js`), the plots of the Stats view, as its
+  self-contained UMD build (the ESM build imports `@kurkle/color` by a bare name, which a
+  browser cannot resolve without an import map). It needs no eval and no inline <style>, so
+  the server's CSP (script-src 'self') allows it. The page imports it only when a plot is drawn.
 - `pyodide/snapshot-HASH.bin`: a Pyodide memory snapshot taken in Node (scripts/pyodide_snapshot.mjs)
   right after importing the worker's Python side (`tokenizer.web.bridge`) and compiling the split
   patterns. Booting from it skips CPython's start-up and our imports (in Node: 0.7 s instead of
@@ -48,6 +52,7 @@ WEB = ROOT / "web"
 DEFAULT_OUT = WEB / "dist"
 PACKAGE = ROOT / "tokenizer"
 PYODIDE_DIR = ROOT / "node_modules" / "pyodide"
+CHART_JS = ROOT / "node_modules" / "chart.js" / "dist" / "chart.umd.min.js"
 SNAPSHOT_SCRIPT = ROOT / "scripts" / "pyodide_snapshot.mjs"
 PYODIDE_FILES = (
     "pyodide.mjs",
@@ -217,6 +222,12 @@ def build(out: Path = DEFAULT_OUT, verbose: bool = False) -> dict:
     for name in PYODIDE_FILES:
         if copy_if_changed(PYODIDE_DIR / name, out / "pyodide" / name):
             changed.append(f"pyodide/{name}")
+
+    # 1b. The chart library (see the module docstring).
+    if not CHART_JS.is_file():
+        sys.exit("build_wasm.py: node_modules/chart.js is missing; run `npm ci` first")
+    if copy_if_changed(CHART_JS, out / "vendor" / CHART_JS.name):
+        changed.append(f"vendor/{CHART_JS.name}")
 
     # 2. Our wheel.
     version = project_version()

@@ -29,6 +29,9 @@
 // The Learn view is mounted the same way: mountLearnView(#learn-panel, appApi), using two more
 //   members: rpc(op, payload) -> Promise<result> (the worker protocol, see worker.js: ops "learn"
 //   and "learn_adopt") and addLearnedTokenizer(request) -> Promise<info>.
+// The "know your tokenizer" views (analysis.js: Audit, Stats, Compare vocabularies) are mounted
+//   the same way into #analysis-panel; they use rpc (ops audit, audit_list, stats, sweep,
+//   vocab_diff), listTokenizers() and getText().
 
 import { updateDiff } from "./diff.js";
 import "./inspect.js";
@@ -118,6 +121,7 @@ async function boot() {
   refreshAll();
   mountOptional("train.js", "mountTrainPanel", "train-panel");
   mountOptional("learn.js", "mountLearnView", "learn-panel");
+  mountOptional("analysis.js", "mountAnalysis", "analysis-panel");
 }
 
 boot().catch((e) => showFatal(e.message));
