@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate
 from pathlib import Path
 
-from .patterns import compile_pattern
+from .patterns import compile_pattern, is_named
 
 BLOCK_SIZE = 1 << 18  # bytes read per block (its list of chunks takes ~15x that in memory)
 HOLD_BACK = 3  # chunks at a window's end that may still change when more text follows
@@ -85,14 +85,17 @@ def default_workers() -> int:
 # ----- splitting a stream ---------------------------------------------------------------------
 
 
-def _split_window(regex, window: str, final: bool) -> tuple[list[str], int]:
-    """Chunks of `window` that more text cannot change, and where the unsettled rest begins."""
+def _split_window(regex, window: str, final: bool, tiles: bool = False) -> tuple[list[str], int]:
+    """Chunks of `window` that more text cannot change, and where the unsettled rest begins.
+
+    tiles: the pattern is known to match every character (the named ones), so its chunks
+    tile the window and need not be summed to check it."""
     chunks = regex.findall(window)
     if final:
         return chunks, len(window)
     if len(chunks) <= HOLD_BACK:
         return [], 0  # wait for more text
-    if sum(map(len, chunks)) == len(window):  # the chunks tile the window: the common case
+    if tiles or sum(map(len, chunks)) == len(window):  # the chunks tile the window: the common case
         rest = len(window) - sum(map(len, chunks[-HOLD_BACK:]))
         del chunks[-HOLD_BACK:]
         return chunks, rest
@@ -175,6 +178,7 @@ def count_range(
     after_block(counts) runs after each block (the serial caller's table cap).
     """
     regex = compile_splitter(pattern)
+    tiles = is_named(pattern)  # every character is in some chunk (tests/test_patterns.py)
     size = path.stat().st_size
     counts = {} if counts is None else counts
     n_chunks = 0
@@ -183,7 +187,7 @@ def count_range(
         window += text
         if report is not None:
             report(consumed)
-        chunks, rest = _split_window(regex, window, final=False)
+        chunks, rest = _split_window(regex, window, final=False, tiles=tiles)
         _tally(counts, chunks)
         n_chunks += len(chunks)
         window = window[rest:]
