@@ -14,8 +14,7 @@ import pytest
 from tests.helpers import corpus_text
 from tokenizer import get_encoding
 from tokenizer.hf_export import to_hf_json
-from tokenizer.hf_import import from_hf_json
-from tokenizer.loading import load_any
+from tokenizer.loading import from_hf_json, load_any
 from tokenizer.train import train
 
 hf = pytest.importorskip("tokenizers")

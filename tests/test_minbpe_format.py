@@ -90,6 +90,15 @@ def test_a_hand_written_minbpe_file(tmp_path):
     assert main(["encode", "--tokenizer", str(tmp_path / "m.model"), "hi!"]) == 0
 
 
+def test_tokenizer_load_reads_a_model_file(tmp_path):
+    (tmp_path / "m.model").write_text("minbpe v1\n[a-z!]+|[^a-z!]\n1\n<|end|> 258\n104 105\n256 33\n")
+    tok, same = Tokenizer.load(tmp_path / "m.model"), load_file(tmp_path / "m.model")
+    assert (tok.name, tok.pattern, tok.merges) == ("m", "[a-z!]+|[^a-z!]", [(104, 105), (256, 33)])
+    assert (tok.mergeable_ranks, tok.special_tokens) == (same.mergeable_ranks, same.special_tokens)
+    assert tok.encode("hi! hi<|end|>", allowed_special="all") == [257, 32, 256, 258]
+    assert minbpe_text(tok) == (tmp_path / "m.model").read_text()
+
+
 def test_what_minbpe_cannot_hold_is_refused(tmp_path):
     with pytest.raises(ValueError, match="bytes as ids 0..255"):
         minbpe_text(load_any("cl100k_base"))

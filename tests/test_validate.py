@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from tests.helpers import DATA, ROOT
 from tokenizer import Tokenizer, get_encoding, train
 from tokenizer.cli import main
-from tokenizer.loading import from_texts, load_any
+from tokenizer.loading import from_texts, load_any, load_file
 from tokenizer.validate import MAX_JSON_DEPTH, TokenizerFileError, json_depth
 
 HOSTILE = DATA / "hostile" / "files"
@@ -33,6 +33,27 @@ def test_hostile_file_library(name, fragment):
         load_any(str(HOSTILE / name))
     assert fragment in str(info.value)
     assert name in str(info.value)  # the message names the file it is about
+
+
+@pytest.mark.parametrize("name", list(INDEX))
+def test_tokenizer_load_is_the_validated_loader(name):
+    """Tokenizer.load, load_file (the CLI's) and Tokenizer.from_json (a parsed .json) give one message."""
+    with pytest.raises(ValueError) as by_method:
+        Tokenizer.load(HOSTILE / name)
+    with pytest.raises(ValueError) as by_loader:
+        load_file(HOSTILE / name)
+    assert type(by_method.value) is type(by_loader.value) is TokenizerFileError
+    assert str(by_method.value) == str(by_loader.value)
+    if name.endswith(".json") and not name.startswith("hf-"):
+        try:
+            meta = json.loads((HOSTILE / name).read_bytes())
+        except (ValueError, RecursionError):
+            return  # the text itself is the problem: from_json takes it parsed
+        if not isinstance(meta, dict) or "model" in meta:
+            return  # from_json takes our .json's object
+        with pytest.raises(TokenizerFileError) as by_json:
+            Tokenizer.from_json(meta, source=str(HOSTILE / name))
+        assert str(by_json.value) == str(by_loader.value)
 
 
 @pytest.mark.parametrize(("name", "fragment"), INDEX.items(), ids=list(INDEX))

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from . import formats
 from .patterns import compile_pattern, resolve_pattern
+from .readers import TokenizerParts, read_file, saved_json_parts
+from .validate import TokenizerFileError
 
 CACHE_SIZE = 1 << 18  # chunk -> ids entries kept before the cache is cleared (~40 MB at most)
 HEAP_THRESHOLD = 128  # bytes; longer chunks are cut into independent segments, long segments use a heap
@@ -280,49 +282,43 @@ class Tokenizer:
 
     @classmethod
     def load(cls, path: str | os.PathLike, pattern: str = "gpt4") -> Tokenizer:
-        """Load STEM, STEM.tiktoken or STEM.json (a bare .tiktoken uses `pattern`)."""
-        stem = _strip_suffix(Path(path))
-        json_path = stem.with_name(stem.name + ".json")
-        tiktoken_path = stem.with_name(stem.name + ".tiktoken")
-        if not json_path.exists() and not tiktoken_path.exists():
-            raise FileNotFoundError(
-                f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name})"
-            )
-        ranks = formats.read_tiktoken(tiktoken_path) if tiktoken_path.exists() else None
-        if not json_path.exists():
-            return cls(ranks, pattern, name=stem.name)  # type: ignore[arg-type]
-        return cls.from_json(formats.read_json(json_path), ranks, source=str(json_path))
+        """Load any tokenizer file (readers.py): STEM, STEM.tiktoken or STEM.json (a bare .tiktoken
+        uses `pattern`), a Hugging Face tokenizer.json or a minbpe .model, every field checked."""
+        return cls.from_parts(read_file(path, pattern=pattern))
 
     @classmethod
     def from_json(
         cls, meta: dict[str, Any], ranks: dict[bytes, int] | None = None, source: str = "<json>"
     ) -> Tokenizer:
         """Rebuild from STEM.json (+ the .tiktoken ranks), checking that the two agree."""
-        name = meta.get("name", "custom")
-        pattern = meta.get("pattern_regex") or meta.get("pattern") or "gpt4"
-        if meta.get("pattern") in ("gpt2", "r50k", "p50k", "cl100k", "gpt4", "o200k", "gpt4o", "none"):
-            pattern = meta["pattern"]
-        special = meta.get("special_tokens") or {}
-        if not isinstance(special, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) for k, v in special.items()
-        ):
-            raise ValueError(f"{source}: 'special_tokens' must map strings to integer ids")
-        merges = meta.get("merges")
-        metadata = meta.get("metadata") or {}
-        if merges is None:
-            if ranks is None:
-                raise ValueError(f"{source}: has no merges and there is no .tiktoken file next to it")
-            return cls(ranks, pattern, special, name=name, metadata=metadata)
-        if not isinstance(merges, list) or not all(
-            isinstance(m, list) and len(m) == 2 and all(isinstance(x, int) for x in m) for m in merges
-        ):
-            raise ValueError(f"{source}: 'merges' must be a list of [left_id, right_id] pairs")
+        return cls.from_parts(saved_json_parts(meta, ranks, source))
+
+    @classmethod
+    def from_parts(cls, parts: TokenizerParts) -> Tokenizer:
+        """Build what a file reader returned (readers.py); an error names the file it is about."""
+        ranks_source = parts.ranks_source or parts.source
+        if parts.merges is None:
+            try:
+                return cls(
+                    parts.ranks,  # type: ignore[arg-type]  # a reader gives merges or ranks
+                    parts.pattern,
+                    parts.special_tokens,
+                    name=parts.name,
+                    metadata=parts.metadata,
+                )
+            except ValueError as e:
+                raise TokenizerFileError(f"{ranks_source}: {e}") from None
         try:
-            tok = cls.from_merges(merges, pattern, special, name=name, metadata=metadata)
+            tok = cls.from_merges(
+                parts.merges, parts.pattern, parts.special_tokens, name=parts.name, metadata=parts.metadata
+            )
         except ValueError as e:
-            raise ValueError(f"{source}: {e}") from None
-        if ranks is not None and ranks != tok.mergeable_ranks:
-            raise ValueError(f"{source}: merges disagree with the ranks in the .tiktoken file next to it")
+            raise TokenizerFileError(f"{parts.source}: {e}") from None
+        if parts.ranks is not None and parts.ranks != tok.mergeable_ranks:
+            raise TokenizerFileError(
+                f"{ranks_source}: its ranks disagree with the merges in {parts.source}; the two files "
+                "belong to different tokenizers (save them again together, or remove one)"
+            )
         return tok
 
 

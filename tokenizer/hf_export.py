@@ -26,30 +26,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from functools import cache
 from typing import Any
 
 from .core import Tokenizer
 from .formats import atomic_write_text
+from .hf_conventions import bytes_to_unicode, oniguruma_regex
 from .patterns import NO_SPLIT, PATTERNS, resolve_pattern
-
-
-@cache
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's byte -> printable character table (space is 'Ġ'), which byte-level HF uses."""
-    printable = [
-        *range(ord("!"), ord("~") + 1),
-        *range(ord("¡"), ord("¬") + 1),
-        *range(ord("®"), ord("ÿ") + 1),
-    ]
-    table = {b: chr(b) for b in printable}
-    shifted = 0
-    for b in range(256):
-        if b not in table:
-            table[b] = chr(256 + shifted)
-            shifted += 1
-    return table
 
 
 def token_string(token: bytes) -> str:
@@ -73,25 +55,6 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
                 merges.append((rank, left_rank, right_rank, left, right))
     merges.sort()
     return [(left, right) for _, _, _, left, right in merges]
-
-
-# A single atom (\p{..}, an escape, a class without nested brackets, a character) followed by
-# a possessive counted repetition.
-_POSSESSIVE_COUNT = re.compile(r"(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()|])(\{\d+(?:,\d*)?\})\+")
-
-
-def oniguruma_regex(regex: str) -> str:
-    """Rewrite what Oniguruma reads differently: `X{1,3}+` is possessive in `regex` but
-    "X{1,3}, one or more times" in Oniguruma's Ruby syntax, so it becomes `(?>X{1,3})`."""
-    return _POSSESSIVE_COUNT.sub(r"(?>\1\2)", regex)
-
-
-_ATOMIC_COUNT = re.compile(r"\(\?>(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()|])(\{\d+(?:,\d*)?\})\)")
-
-
-def regex_from_oniguruma(regex: str) -> str:
-    """Undo `oniguruma_regex`: `(?>X{1,3})` back to the possessive `X{1,3}+`."""
-    return _ATOMIC_COUNT.sub(r"\1\2+", regex)
 
 
 def pre_tokenizer(pattern: str) -> dict[str, Any]:

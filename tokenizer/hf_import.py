@@ -32,11 +32,9 @@ Split behaviours, WordPiece/Unigram/WordLevel models.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
-from .core import Tokenizer
-from .hf_export import bytes_to_unicode, regex_from_oniguruma
+from .hf_conventions import bytes_to_unicode, regex_from_oniguruma
 from .patterns import NO_SPLIT, PATTERNS
 from .validate import TokenizerFileError, check_id, check_type
 
@@ -45,8 +43,9 @@ _DIGITS = r"\p{N}+|\P{N}+"
 _DIGIT = r"\p{N}|\P{N}+"
 
 
-def from_hf_json(obj: dict[str, Any], source: str = "tokenizer.json") -> Tokenizer:
-    """A byte-level BPE `tokenizer.json` (as a dict) -> Tokenizer with the same ids as HF."""
+def parse_hf(obj: Any, source: str = "tokenizer.json") -> tuple[dict[bytes, int], str, dict[str, int]]:
+    """A byte-level BPE `tokenizer.json` (as a dict) -> (ranks, pattern, special tokens): the parts
+    of a Tokenizer with the same ids as HF (readers.read_hf wraps them; loading.from_hf_json builds it)."""
     if not isinstance(obj, dict):
         raise TokenizerFileError(f"{source}: expected a JSON object at the top level")
     model = _model(obj.get("model"), source)
@@ -56,11 +55,7 @@ def from_hf_json(obj: dict[str, Any], source: str = "tokenizer.json") -> Tokeniz
         _refuse(source, "post_processor", _kind(post))
     pattern = _pattern(obj.get("pre_tokenizer"), source)
     special = _added_tokens(obj.get("added_tokens"), source)
-    ranks = _ranks(model, special, source)
-    try:
-        return Tokenizer(ranks, pattern, special, name=Path(source).stem)
-    except ValueError as e:
-        raise TokenizerFileError(f"{source}: {e}") from None
+    return _ranks(model, special, source), pattern, special
 
 
 def _refuse(source: str, where: str, what: str, why: str = "") -> None:

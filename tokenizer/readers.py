@@ -1,0 +1,156 @@
+"""Read any tokenizer file into checked parts: the one validated reader under every loader.
+
+`read_file(path)` reads every kind of tokenizer file; `Tokenizer.load` builds from what it
+returns (Tokenizer.from_parts), and the CLI, the server and the page (through `read_texts`,
+which takes the files' contents) all go through `loading.py` onto the same two functions, so a
+bad file gets the same message everywhere: the file, the line or key, and the fix (checks in
+validate.py):
+
+  * STEM, STEM.json, STEM.tiktoken: our pair (a bare `.tiktoken` splits with `pattern`,
+    GPT-4's by default); a `.json` whose top level has "model" is a Hugging Face
+    tokenizer.json (hf_import.py: byte-level BPE only, anything else refused by name);
+  * X.model: karpathy/minbpe's format (formats.parse_minbpe).
+
+The readers return plain data (TokenizerParts), never a Tokenizer: core.py imports this module
+for `Tokenizer.load`, so nothing here may import core (tests/test_layers.py forbids cycles).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import formats
+from .hf_import import parse_hf
+from .patterns import NO_SPLIT, PATTERNS, is_named
+from .regex_check import check_split_regex
+from .validate import TokenizerFileError, check_disjoint, check_merges, check_special_tokens, check_type
+
+SAVED_SUFFIXES = (".json", ".tiktoken")
+MINBPE_SUFFIX = ".model"
+
+
+@dataclass(frozen=True)
+class TokenizerParts:
+    """What a tokenizer file says, every field checked; `Tokenizer.from_parts` builds it.
+
+    `merges` (bytes are ids 0..255, merge i is id 256 + i) or `ranks`, or both when our .json
+    has its .tiktoken next to it (from_parts checks that the two agree). An error while
+    building names `source` (the file of the merges and the other fields) or `ranks_source`
+    (the file of the ranks, when another).
+    """
+
+    source: str
+    name: str
+    pattern: str
+    special_tokens: dict[str, int]
+    metadata: dict[str, Any] | None = None
+    merges: list[tuple[int, int]] | None = None
+    ranks: dict[bytes, int] | None = None
+    ranks_source: str = ""
+
+
+def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerParts:
+    """A tokenizer's file(s); `pattern` is the split of a bare `.tiktoken` file."""
+    path = Path(path)
+    if path.suffix == MINBPE_SUFFIX:
+        return minbpe_parts(formats.decode_utf8(formats.read_bytes(path), str(path)), str(path))
+    stem = path.with_suffix("") if path.suffix in SAVED_SUFFIXES else path
+    json_path = stem.with_name(stem.name + ".json")
+    tiktoken_path = stem.with_name(stem.name + ".tiktoken")
+    if not json_path.exists() and not tiktoken_path.exists():
+        raise FileNotFoundError(
+            f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name})"
+        )
+    meta = formats.read_json(json_path) if json_path.exists() else None
+    if meta is not None and "model" in meta and "merges" not in meta:
+        return hf_parts(meta, str(json_path))
+    ranks = formats.read_tiktoken(tiktoken_path) if tiktoken_path.exists() else None
+    if meta is None:
+        return TokenizerParts(str(tiktoken_path), stem.name, pattern, {}, ranks=ranks)
+    return saved_json_parts(meta, ranks, str(json_path), tiktoken_source=str(tiktoken_path))
+
+
+def read_texts(
+    tiktoken_text: str | None, json_text: str | None, hf_text: str | None, source: str
+) -> TokenizerParts:
+    """The same reader on files' contents (the page reads them in JavaScript): a .tiktoken and/or
+    our .json, a tokenizer.json (also when given as json_text), or a minbpe .model's text."""
+    if hf_text:
+        return hf_parts(formats.parse_json(hf_text, source), source)
+    if json_text and source.endswith(MINBPE_SUFFIX):
+        return minbpe_parts(json_text, source)
+    ranks = formats.parse_tiktoken(tiktoken_text, source) if tiktoken_text else None
+    if json_text:
+        meta = formats.parse_json(json_text, source)
+        if "model" in meta and "merges" not in meta:
+            return hf_parts(meta, source)
+        return saved_json_parts(meta, ranks, source)
+    if ranks is not None:
+        return TokenizerParts(source, source.rsplit(".", 1)[0], "gpt4", {}, ranks=ranks)
+    raise ValueError("no file given")
+
+
+def hf_parts(obj: Any, source: str = "tokenizer.json") -> TokenizerParts:
+    """A Hugging Face tokenizer.json (as a dict; hf_import.py says what loads and why)."""
+    ranks, pattern, special = parse_hf(obj, source)
+    return TokenizerParts(source, Path(source).stem, pattern, special, ranks=ranks)
+
+
+def minbpe_parts(text: str, source: str) -> TokenizerParts:
+    """A minbpe `.model`: ids as minbpe's load() builds them (bytes 0..255, merge i -> 256 + i)."""
+    regex, special, merges = formats.parse_minbpe(text, source)
+    pattern = _file_pattern(regex or NO_SPLIT, source, "line 2 (the pattern)")
+    check_special_tokens(special, source, "special tokens")
+    check_disjoint(special, range(256 + len(merges)), source, "special tokens")
+    return TokenizerParts(source, Path(source).stem, pattern, special, metadata={}, merges=merges)
+
+
+def saved_json_parts(
+    meta: dict[str, Any], ranks: dict[bytes, int] | None, source: str, *, tiktoken_source: str = ".tiktoken"
+) -> TokenizerParts:
+    """Our STEM.json (+ the ranks of STEM.tiktoken), every field checked."""
+    name = check_type(meta.get("name", "custom"), str, source, "name", "a string")
+    pattern = _saved_pattern(meta, source)
+    special = check_special_tokens(meta.get("special_tokens"), source)
+    metadata = meta.get("metadata")
+    if metadata is not None:
+        check_type(metadata, dict, source, "metadata", "an object (or absent)")
+    if meta.get("merges") is None:
+        if ranks is None:
+            raise TokenizerFileError(f"{source}: has no merges and there is no .tiktoken file next to it")
+        check_disjoint(special, set(ranks.values()), source)
+        return TokenizerParts(
+            source, name, pattern, special, metadata, ranks=ranks, ranks_source=tiktoken_source
+        )
+    merges = check_merges(meta["merges"], source)
+    check_disjoint(special, range(256 + len(merges)), source)
+    return TokenizerParts(
+        source, name, pattern, special, metadata, merges=merges, ranks=ranks, ranks_source=tiktoken_source
+    )
+
+
+def _saved_pattern(meta: dict[str, Any], source: str) -> str:
+    """ "pattern" (a name or a regex) and "pattern_regex" (its regex): the name when known."""
+    pattern = meta.get("pattern")
+    regex = meta.get("pattern_regex")
+    if pattern is not None:
+        check_type(pattern, str, source, "pattern", "a pattern name (gpt2, gpt4, o200k, none) or a regex")
+    if regex is not None:
+        check_type(regex, str, source, "pattern_regex", "a regex string")
+    if pattern in PATTERNS or pattern == NO_SPLIT:
+        return pattern
+    return _file_pattern(regex or pattern or "gpt4", source, "key 'pattern'")
+
+
+def _file_pattern(pattern: str, source: str, where: str) -> str:
+    """A pattern read from a file: a name or a named pattern's string as is, a custom regex checked."""
+    if pattern == NO_SPLIT or is_named(pattern):
+        return next((name for name, r in PATTERNS.items() if r == pattern), pattern)
+    try:
+        check_split_regex(pattern)
+    except ValueError as e:
+        raise TokenizerFileError(f"{source}: {where}: {e}") from None
+    return pattern
