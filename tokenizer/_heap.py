@@ -47,7 +47,7 @@ from ._wordstore import JOIN, SEP, SHIFT, WordStore, load_numpy, pack_words, pai
 from .progress import Progress, Ticker
 
 BULK_MIN_BLOCKS = 150  # merges touching this many blocks run through numpy (scan_bulk)
-PAIR_BUDGET = 1 << 13  # pairs tracked at once: more means fewer recounts and more memory
+PAIR_BUDGET = 1 << 14  # pairs tracked at once: more means fewer recounts and more memory
 OFF_BITS = 40  # `first` heap keys: -count << 80 | word << 40 | byte offset
 OFF_MASK = (1 << OFF_BITS) - 1
 POS_BITS = 2 * OFF_BITS
