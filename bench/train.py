@@ -245,19 +245,28 @@ def main() -> int:
     print(
         f"corpus {path.name}: {size / 1e6:.1f} MB, pattern gpt4, vocab {args.vocab}, threads {args.threads}"
     )
-    rows = {}
+    trainers = []
     for trainer in args.trainers.split(","):
         if trainer == "reference" and (size > REFERENCE_MAX_BYTES or args.vocab > REFERENCE_MAX_VOCAB):
             print(
                 f"  reference: skipped (only for <= {REFERENCE_MAX_BYTES:,} bytes and vocab <= {REFERENCE_MAX_VOCAB})"
             )
             continue
-        runs = [measure(trainer, path, args.vocab, args.threads) for _ in range(args.runs)]
-        runs.sort(key=lambda r: r["seconds"])
-        rows[trainer] = runs[len(runs) // 2]
-        rows[trainer]["all_seconds"] = [round(r["seconds"], 2) for r in runs]
-        r = rows[trainer]
-        print(f"  {trainer}: {r['seconds']:.2f} s, peak PSS {r['tree_pss_mb']:.0f} MB", flush=True)
+        trainers.append(trainer)
+    runs: dict[str, list[dict]] = {t: [] for t in trainers}
+    for _ in range(args.runs):  # round robin: a change in the machine's load hits every trainer alike
+        for trainer in trainers:
+            r = measure(trainer, path, args.vocab, args.threads)
+            runs[trainer].append(r)
+            print(
+                f"  {trainer}: {r['seconds']:.2f} s, peak PSS {r['tree_pss_mb']:.0f} MB, load {_load()}",
+                flush=True,
+            )
+    rows = {}
+    for trainer, done in runs.items():
+        done.sort(key=lambda r: r["seconds"])
+        rows[trainer] = done[len(done) // 2]
+        rows[trainer]["all_seconds"] = [round(r["seconds"], 2) for r in done]
 
     print()
     print(
@@ -273,6 +282,8 @@ def main() -> int:
             f"| {name} | {r['seconds']:.2f} | {r['tree_pss_mb']:.0f} | {r['tree_peak_mb']:.0f} "
             f"| {r['peak_rss_mb']:.0f} | {r['merges']} | {t_ratio} | {m_ratio} |"
         )
+    if args.runs > 1:
+        print("\nall runs (s), interleaved: " + "; ".join(f"{n} {r['all_seconds']}" for n, r in rows.items()))
     if ours and "phases" in ours:
         print(f"\nours by phase (s): {ours['phases']}")
     if args.json:
@@ -280,6 +291,11 @@ def main() -> int:
             json.dumps({"corpus": str(path.name), "bytes": size, "vocab": args.vocab, "rows": rows}, indent=1)
         )
     return 0
+
+
+def _load() -> str:
+    """The 1-minute load average: on a shared machine, say how busy it was next to each figure."""
+    return f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "?"
 
 
 def _prefix_copy(path: Path, size: int) -> Path:
