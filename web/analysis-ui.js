@@ -61,7 +61,7 @@ export function dataTable(caption, headers, rows, { testid = null } = {}) {
   }
   table.append(body);
   // Wide tables scroll inside their own box at narrow widths; the box takes focus to scroll.
-  return el("div", { class: "table-box scroll-box", tabindex: 0, role: "group", "aria-label": caption }, table);
+  return el("div", { class: "table-box scroll-box", tabIndex: 0, role: "group", "aria-label": caption }, table);
 }
 
 // A select listing the panels shown, kept current: refresh() when panels may have changed.

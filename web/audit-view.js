@@ -31,7 +31,7 @@ export function mountAuditView(root, app) {
   });
   const list = el("ol", {
     class: "token-list scroll-box",
-    tabindex: 0,
+    tabIndex: 0,
     "aria-label": "tokens of the list",
     "data-testid": "audit-list",
   });
@@ -94,10 +94,10 @@ export function mountAuditView(root, app) {
     const scripts = Object.entries(r.by_script).map(([s, n]) => [s, n, n / res.mergeable]);
     summary.replaceChildren(
       el("div", { class: "analysis-grid" },
-        dataTable(`${name}: counts`, ["", "ids"], counts, { testid: "audit-counts" }),
+        dataTable(`${name}: counts`, ["measure", "ids"], counts, { testid: "audit-counts" }),
         dataTable(`${name}: ids by script`, ["script", "ids", "share"], scripts, { testid: "audit-scripts" }),
       ),
-      el("h4", { text: `The ${res.longest.length} longest tokens` }),
+      el("h3", { text: `The ${res.longest.length} longest tokens` }),
       longest,
     );
   }

@@ -53,7 +53,7 @@ export function mountStatsView(root, app) {
     el("div", { class: "row" }, run),
     status.line,
     out,
-    el("h4", { text: "Vocabulary-size sweep (the chosen tokenizers cut to their first V ids)" }),
+    el("h3", { text: "Vocabulary-size sweep (the chosen tokenizers cut to their first V ids)" }),
     el("div", { class: "row" }, sizes, metric, sweepRun),
     sweepStatus.line,
     sweepOut,
@@ -135,7 +135,7 @@ export function mountStatsView(root, app) {
       { testid: "parity-table" },
     );
     table.classList.add("tall");
-    return [el("h4", { text: "Parity per language" }), chart, table];
+    return [el("h3", { text: "Parity per language" }), chart, table];
   }
 
   sweepRun.addEventListener("click", async () => {

@@ -38,7 +38,7 @@ export function mountVocabDiffView(root, app) {
   function examples(title, entries, testid) {
     const list = el("ol", { class: "token-list", "data-testid": testid });
     for (const e of entries) list.append(tokenItem(e.id, e.hex));
-    return el("div", {}, el("h4", { text: title }), list);
+    return el("div", {}, el("h3", { text: title }), list);
   }
 
   function show(na, nb, r) {
@@ -46,7 +46,7 @@ export function mountVocabDiffView(root, app) {
     const parts = [
       dataTable(
         `${na} (A) against ${nb} (B)`,
-        ["", "value"],
+        ["measure", "value"],
         [
           ["tokens in both", r.common],
           ["only in A", r.only_a],

@@ -59,6 +59,8 @@ def open_everything(page: Page) -> None:
     page.get_by_test_id("learn-step").click()
     expect(page.get_by_test_id("learn-merges").locator("li")).to_have_count(2)
 
+    open_analysis_views(page)
+
     saved = page.locator(".train-saved")
     expect(saved).to_be_visible()
     saved.locator("summary").click()
@@ -67,6 +69,27 @@ def open_everything(page: Page) -> None:
     # The tooltip, shown on a token (and kept: the pointer rests there).
     panel(page, "o200k_base").get_by_test_id("token").first.hover()
     expect(page.locator("#tooltip")).to_be_visible()
+
+
+UDHR = (
+    "##### UDHR code=eng lang=en name=English\nAll human beings are born free and equal.\n"
+    "##### UDHR code=jpn lang=ja name=Japanese\nすべての人間は、生まれながらにして自由である。\n"
+)
+
+
+def open_analysis_views(page: Page) -> None:
+    """The Audit, Stats (with its three plots) and Compare vocabularies views, each with a result."""
+    for view in ("audit", "stats", "vdiff"):
+        page.get_by_test_id(f"{view}-box").locator("summary").click()
+    page.get_by_test_id("audit-run").click()
+    expect(page.get_by_test_id("audit-list").get_by_test_id("token-row").first).to_be_visible(timeout=120_000)
+    page.get_by_test_id("stats-udhr").fill(UDHR)
+    page.get_by_test_id("stats-run").click()
+    expect(page.get_by_test_id("chart-parity")).to_be_visible(timeout=60_000)
+    page.get_by_test_id("sweep-run").click()
+    expect(page.get_by_test_id("chart-sweep")).to_be_visible(timeout=60_000)
+    page.get_by_test_id("vdiff-run").click()
+    expect(page.get_by_test_id("vdiff-table")).to_be_visible(timeout=60_000)
 
 
 def axe_violations(page: Page) -> list[dict]:
