@@ -144,7 +144,12 @@ async function showMergeTree(span) {
   const t = tokenInfo(span);
   if (!t) return;
   const id = t.panel.result.ids[t.i];
+  // The merge list follows the clicked token's tokenizer.
+  const select = $("#merge-encoding");
+  const listChanged = select.value !== t.panel.name;
+  select.value = t.panel.name;
   $("#merge-box").open = true;
+  if (listChanged) refreshMergeList();
   const treeEl = $("#merge-tree");
   treeEl.textContent = "…";
   try {

@@ -1,11 +1,19 @@
 // Input and output besides typing: tokenizer files loaded from disk (or dropped on the page),
 // tokenizers fetched from the local server (for train.js), the share button, the decode box.
 
+import { el } from "./dom.js";
 import { addPanel, schedule } from "./panels.js";
 import { tokenFragment } from "./render.js";
 import { shareLink, writeShareLink } from "./share.js";
 import { $, panelByName } from "./state.js";
-import { rpc } from "./worker-client.js";
+import { onRestart, rpc } from "./worker-client.js";
+
+// A tokenizer file bigger than this is refused before it is read: o200k_base's HF tokenizer.json,
+// the biggest real one, is about 9 MB, and Python needs several times a file's size to parse it.
+const MAX_LOAD_BYTES = 64 << 20;
+// JSON nesting refused before parsing: a tokenizer file nests 5 levels, and Python's json parser
+// recurses once per level, so 100,000 `[` would overflow Pyodide's stack (a fatal error).
+const MAX_JSON_DEPTH = 100;
 
 export function showLoadMessage(msg, isError) {
   const box = $("#load-message");
@@ -16,8 +24,37 @@ export function showLoadMessage(msg, isError) {
 
 // ----- loading tokenizers: files from disk, or from the server (train.js) --------------------
 
+// The user's tokenizers by name, with what made them: a restarted worker (worker-client.js's
+// watchdog) gets back those with a panel, and loading the same files again shows the loaded one.
+const userTokenizers = new Map(); // name -> {op, payload, info}
+
+const sameFiles = (a, b) => a.tiktoken === b.tiktoken && a.json === b.json && a.hf === b.hf;
+
+onRestart((restoreRpc) =>
+  Promise.all(
+    [...userTokenizers].map(([name, entry]) => {
+      if (!panelByName(name)) {
+        userTokenizers.delete(name); // gone from the new worker: a later load starts afresh
+        return null;
+      }
+      const payload = entry.op === "load" ? { ...entry.payload, forceName: name } : entry.payload;
+      return restoreRpc(entry.op, payload);
+    }),
+  ),
+);
+
 export async function loadIntoWorker(payload) {
+  if (!payload.forceName) {
+    for (const [name, entry] of userTokenizers) {
+      if (entry.op === "load" && sameFiles(entry.payload, payload)) {
+        const shown = !!panelByName(name);
+        if (!shown) addPanel(name, { info: entry.info });
+        return { ...entry.info, alreadyShown: shown };
+      }
+    }
+  }
   const { info } = await rpc("load", payload);
+  userTokenizers.set(info.name, { op: "load", payload, info });
   await addPanel(info.name, { info });
   return info;
 }
@@ -42,8 +79,44 @@ export async function addTokenizerFromServer(name) {
 // Learn view (web/learn.js): a step-through result becomes a tokenizer in the comparison.
 export async function addLearnedTokenizer(request) {
   const { info } = await rpc("learn_adopt", { request });
+  userTokenizers.set(info.name, { op: "learn_adopt", payload: { request }, info });
   await addPanel(info.name, { info });
   return info;
+}
+
+// How deep a JSON text nests, strings skipped; stops counting past `limit`.
+export function jsonDepth(text, limit = MAX_JSON_DEPTH) {
+  let depth = 0;
+  let max = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // a string: skip to its closing quote, past escapes
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max && (max = depth) > limit) return max;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return max;
+}
+
+async function readChecked(file) {
+  if (file.size > MAX_LOAD_BYTES) {
+    throw new Error(
+      `${file.name} is ${(file.size / 2 ** 20).toFixed(0)} MB; tokenizer files up to ` +
+        `${MAX_LOAD_BYTES / 2 ** 20} MB can be loaded`,
+    );
+  }
+  const text = await file.text();
+  if (/\.json$/i.test(file.name) && jsonDepth(text) > MAX_JSON_DEPTH) {
+    throw new Error(
+      `${file.name} nests JSON more than ${MAX_JSON_DEPTH} levels deep; a tokenizer file nests ` +
+        "about 5: this is not a tokenizer file",
+    );
+  }
+  return text;
 }
 
 async function loadFiles(fileList) {
@@ -63,20 +136,21 @@ async function loadFiles(fileList) {
   for (const [stem, entry] of stems) {
     try {
       const payload = { filename: entry.json ? entry.json.name : entry.tiktoken.name };
-      if (entry.tiktoken) payload.tiktoken = await entry.tiktoken.text();
+      if (entry.tiktoken) payload.tiktoken = await readChecked(entry.tiktoken);
       if (entry.json) {
-        const text = await entry.json.text();
+        const text = await readChecked(entry.json);
         if (/"model"\s*:/.test(text.slice(0, 4096)) && !entry.tiktoken) payload.hf = text;
         else payload.json = text;
       }
       const info = await loadIntoWorker(payload);
-      loaded.push(`${info.name} (${info.n_vocab} ids)`);
+      if (info.alreadyShown) loaded.push(`nothing new: ${stem} is already loaded, as ${info.name}`);
+      else loaded.push(`loaded ${info.name} (${info.n_vocab} ids)`);
     } catch (e) {
       showLoadMessage(`${stem}: ${e.message}`, true);
       return;
     }
   }
-  if (loaded.length) showLoadMessage(`loaded ${loaded.join(", ")}`, false);
+  if (loaded.length) showLoadMessage(loaded.join("; "), false);
 }
 
 $("#load-files").addEventListener("change", (e) => {
@@ -112,19 +186,101 @@ $("#share").addEventListener("click", async () => {
 
 // ----- decode box ----------------------------------------------------------------------------
 
+// Ids are read strictly: non-negative integers separated by commas and/or whitespace, optionally
+// inside one pair of brackets (a Python or JSON list). Anything else ("abc", "1.5", "1e3",
+// "0x10", "-1") is an error naming the item, never read as some other ids.
+const MAX_DECODE_IDS = 1_000_000; // about 4 MB of text; beyond that the box is the wrong tool
+const MAX_ID = 2 ** 31 - 1; // ids are int32 everywhere (the library's limit too)
+const PARSE_SLICE = 1 << 18; // characters parsed per main-thread task (a few ms)
+// What the box shows of a long result: each costs layout time in one main-thread task.
+const SHOW_TOKENS = 1000; // decoded tokens shown as spans
+const SHOW_CHARS = 20_000; // decoded characters shown
+
+const isDigit = (c) => c >= 0x30 && c <= 0x39;
+const isSeparator = (c) => c === 0x2c || c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+export class IdsError extends Error {}
+
+// -> Int32Array of the ids; throws IdsError. Parses in slices, yielding between them, so a
+// million ids never block the page.
+export async function parseIds(source) {
+  let text = source.trim();
+  if (text.startsWith("[") && text.endsWith("]")) text = text.slice(1, -1);
+  const ids = new Int32Array(Math.min(MAX_DECODE_IDS, (text.length >> 1) + 1));
+  let n = 0;
+  let i = 0;
+  while (i < text.length) {
+    const stop = Math.min(text.length, i + PARSE_SLICE);
+    while (i < stop) {
+      const c = text.charCodeAt(i);
+      if (isSeparator(c)) {
+        i++;
+        continue;
+      }
+      let j = i;
+      let value = 0;
+      while (j < text.length && isDigit(text.charCodeAt(j))) value = value * 10 + text.charCodeAt(j++) - 0x30;
+      if (j === i || (j < text.length && !isSeparator(text.charCodeAt(j)))) {
+        while (j < text.length && !isSeparator(text.charCodeAt(j))) j++;
+        const item = text.slice(i, Math.min(j, i + 40));
+        throw new IdsError(`item ${n + 1}, "${item}", is not an id: ids are non-negative integers like 9906`);
+      }
+      if (value > MAX_ID) {
+        throw new IdsError(`item ${n + 1}, ${text.slice(i, Math.min(j, i + 40))}, is too big: ids are below 2^31`);
+      }
+      if (n === MAX_DECODE_IDS) {
+        throw new IdsError(`more than ${MAX_DECODE_IDS.toLocaleString("en")} ids: decode at most that many at a time`);
+      }
+      ids[n++] = value;
+      i = j;
+    }
+    if (i < text.length) await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  if (!n) throw new IdsError("no ids: type some, like 9906, 11, 1917");
+  return ids.slice(0, n);
+}
+
+let decodeGen = 0;
 async function runDecode() {
+  const gen = ++decodeGen;
   const name = $("#decode-encoding").value;
   const out = $("#decode-output");
-  const ids = ($("#decode-ids").value.match(/-?\d+/g) || []).map(Number);
-  try {
-    const res = await rpc("decode", { name, ids });
-    out.textContent = res.text;
-    out.classList.remove("error");
-    $("#decode-tokens").replaceChildren(tokenFragment(res));
-  } catch (e) {
-    out.textContent = e.message;
+  const tokensEl = $("#decode-tokens");
+  const fail = (message) => {
+    out.textContent = message;
     out.classList.add("error");
-    $("#decode-tokens").replaceChildren();
+    tokensEl.replaceChildren();
+  };
+  out.setAttribute("aria-busy", "true");
+  try {
+    const ids = await parseIds($("#decode-ids").value);
+    const res = await rpc("decode", { name, ids }, [ids.buffer]);
+    if (gen !== decodeGen) return;
+    const n = res.ids.length;
+    out.textContent = res.text.length > SHOW_CHARS ? res.text.slice(0, SHOW_CHARS) : res.text;
+    out.classList.remove("error");
+    out.dataset.ids = String(n);
+    out.dataset.chars = String(res.text.length);
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the text's layout and the spans' apart
+    if (gen !== decodeGen) return;
+    const frag = tokenFragment(res, SHOW_TOKENS);
+    if (n > SHOW_TOKENS || res.text.length > SHOW_CHARS) {
+      frag.append(
+        el("p", {
+          class: "muted",
+          "data-testid": "decode-more",
+          text:
+            `showing the first ${Math.min(n, SHOW_TOKENS).toLocaleString("en")} of ${n.toLocaleString("en")} tokens` +
+            ` and ${Math.min(res.text.length, SHOW_CHARS).toLocaleString("en")} of ` +
+            `${res.text.length.toLocaleString("en")} characters`,
+        }),
+      );
+    }
+    tokensEl.replaceChildren(frag);
+  } catch (e) {
+    if (gen === decodeGen) fail(e.message);
+  } finally {
+    if (gen === decodeGen) out.removeAttribute("aria-busy");
   }
 }
 $("#decode-run").addEventListener("click", runDecode);

@@ -5,6 +5,11 @@
 // encode per panel is in flight; a keystroke during it marks the panel dirty and the newest text
 // is sent when the reply arrives, so typing never queues up work. Replies older than what a
 // panel already shows are dropped by request id.
+//
+// No silent stale panel: a panel says when its tokens are pending (data-state="pending", and a
+// visible note if the answer takes a moment) or when its encode failed (data-state="error", the
+// message in place of the tokens). A tokenizer too slow on a text (the worker's watchdog stopped
+// it) is not asked again until the text or the tokenizer changes.
 
 import { el } from "./dom.js";
 import { updateDiff } from "./diff.js";
@@ -12,10 +17,11 @@ import { decodeLenient } from "./format.js";
 import { render, shown } from "./render.js";
 import { writeShareLink, writeShareLinkSoon } from "./share.js";
 import { $, input, metrics, panelByName, state } from "./state.js";
-import { nextRequestId, rpc } from "./worker-client.js";
+import { nextRequestId, rpc, WorkerTimeout } from "./worker-client.js";
 
 const panelsEl = $("#panels");
 const SPLIT_MAX_CHUNKS = 20000; // the split view shows at most this many chunks
+const PENDING_NOTE_MS = 300; // "encoding…" shows only past this, so typing does not flicker it
 
 // Shows a panel for tokenizer `name` (or refreshes it). `info` replaces the tokenizer's facts
 // when it was reloaded under the same name.
@@ -26,6 +32,7 @@ export function addPanel(name, { info = null } = {}) {
       // A replaced tokenizer (retrained under the same name): same ids may mean other bytes,
       // so the next render must not reuse any line.
       panel.info = info;
+      panel.version++;
       if (panel.result) panel.result.complete = false;
     }
     schedule(panel);
@@ -33,6 +40,8 @@ export function addPanel(name, { info = null } = {}) {
   }
   const countEl = el("b", { "data-testid": "token-count", text: "…" });
   const statsEl = el("span", { class: "muted", "data-testid": "stats" });
+  const stateEl = el("span", { class: "muted", "data-testid": "panel-state", role: "status" });
+  const errorEl = el("div", { class: "message error", "data-testid": "panel-error", role: "alert", hidden: true });
   const chunksEl = el("div", {
     class: "chunks scroll-box",
     "data-testid": "chunks",
@@ -45,16 +54,23 @@ export function addPanel(name, { info = null } = {}) {
   const tokensEl = el("div", { class: "tokens", "data-testid": "tokens", tabIndex: 0 });
   const section = el(
     "section",
-    { class: "panel", "data-testid": "panel", "data-encoding": name, "aria-label": `tokens of ${name}` },
+    {
+      class: "panel",
+      "data-testid": "panel",
+      "data-encoding": name,
+      "data-state": "pending",
+      "aria-label": `tokens of ${name}`,
+    },
     el(
       "header",
       { class: "panel-head" },
       el("h2", { class: "panel-name", text: name }),
-      el("span", { class: "stats" }, countEl, " tokens ", statsEl),
+      el("span", { class: "stats" }, countEl, " tokens ", statsEl, " ", stateEl),
       el("span", { class: "spacer" }),
       el("button", { type: "button", class: "baseline", title: "use as the diff baseline", text: "baseline", onclick: () => setBaseline(name) }),
       el("button", { type: "button", class: "remove", "aria-label": "remove this panel", title: "remove", text: "×", onclick: () => removePanel(name) }),
     ),
+    errorEl,
     chunksEl,
     tokensEl,
   );
@@ -66,6 +82,10 @@ export function addPanel(name, { info = null } = {}) {
     chunksEl,
     countEl,
     statsEl,
+    stateEl,
+    errorEl,
+    version: 0, // bumped when the tokenizer behind the panel is replaced
+    failed: null, // {text, version} of an encode that failed: not retried until either changes
     result: null,
     spans: [],
     starts: null,
@@ -128,29 +148,87 @@ export function schedule(panel) {
 async function pump(panel) {
   if (panel.inflight || !panel.dirty || !state.ready || panel.removed) return;
   panel.dirty = false;
-  panel.inflight = true;
   const text = input.value;
+  if (panel.failed && panel.failed.text === text && panel.failed.version === panel.version) return;
+  panel.inflight = true;
+  const version = panel.version;
   const seq = inputSeq;
   const t = lastInput.t;
-  const id = nextRequestId(); // the id rpc() is about to use: replies are ordered by it
+  setPanelState(panel, "pending");
   try {
+    // The tokenizer's facts first (the first use of a reference encoding parses it): the
+    // message of a too-slow encode names its pattern.
+    if (!panel.info) panel.info = (await rpc("prepare", { name: panel.name })).info;
+    const id = nextRequestId(); // the id rpc() is about to use: replies are ordered by it
     const res = await rpc("encode", { name: panel.name, text });
     if (!panel.removed && id > panel.shownId) {
       panel.shownId = id;
+      panel.failed = null;
+      if (!panel.dirty) setPanelState(panel, "ok");
       const r0 = performance.now();
       render(panel, res, text);
       panel.lastRenderMs = performance.now() - r0;
       if (state.options.split) renderSplit(panel, text);
       if (seq === inputSeq && t) noteLatency(panel, t, text, res.ms);
       if (metrics.firstTokens === null) metrics.firstTokens = performance.now() - metrics.t0;
-      if (!panel.info) rpc("info", { name: panel.name }).then((r) => (panel.info = r.info), () => {});
     }
   } catch (e) {
-    panel.countEl.textContent = "error";
-    panel.statsEl.textContent = e.message;
+    if (!panel.removed) {
+      panel.failed = { text, version };
+      showEncodeError(panel, e instanceof WorkerTimeout ? tooSlowMessage(panel, text, e) : e.message);
+    }
   } finally {
     panel.inflight = false;
     if (panel.dirty) pump(panel);
+  }
+}
+
+function tooSlowMessage(panel, text, e) {
+  const info = panel.info || {};
+  const pattern = info.pattern_regex || info.pattern || "?";
+  const chars = countChars(text);
+  return (
+    `${panel.name} is too slow on this text: encoding ${chars.toLocaleString("en")} characters with ` +
+    `its split pattern ${pattern} did not finish within ${(e.ms / 1000).toFixed(1)} s (a pattern ` +
+    "with nested repeats such as (?:a+)+ can backtrack for hours). The worker was restarted; " +
+    "this panel is encoded again when the text or the tokenizer changes."
+  );
+}
+
+function countChars(text) {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+// A failed panel shows the error instead of tokens of some older text.
+function showEncodeError(panel, message) {
+  panel.renderGen++; // stops an unfinished sliced render
+  panel.result = null;
+  panel.starts = null;
+  panel.spans = [];
+  panel.blocks = [];
+  panel.tokensEl.replaceChildren();
+  panel.tokensEl.removeAttribute("aria-busy");
+  panel.tokensEl.dataset.rendered = "";
+  panel.chunksEl.replaceChildren();
+  panel.countEl.textContent = "–";
+  panel.statsEl.textContent = "";
+  setPanelState(panel, "error", message);
+  updateDiff();
+}
+
+// data-state is what tests read: "pending" (an encode is on its way), "ok", "error".
+function setPanelState(panel, value, message = "") {
+  panel.el.dataset.state = value;
+  clearTimeout(panel.pendingTimer);
+  panel.errorEl.hidden = value !== "error";
+  panel.errorEl.textContent = message;
+  panel.stateEl.textContent = value === "error" ? "error" : "";
+  if (value === "pending") {
+    panel.pendingTimer = setTimeout(() => {
+      if (panel.el.dataset.state === "pending") panel.stateEl.textContent = "encoding…";
+    }, PENDING_NOTE_MS);
   }
 }
 
@@ -179,7 +257,15 @@ input.addEventListener("input", (ev) => {
 // ----- split view (regex pre-tokenization chunks) -------------------------------------------
 
 export async function renderSplit(panel, text) {
-  const res = await rpc("split", { name: panel.name, text });
+  if (panel.failed && panel.failed.text === text) return; // its pattern is too slow on this text
+  let res;
+  try {
+    res = await rpc("split", { name: panel.name, text });
+  } catch (e) {
+    panel.chunksEl.textContent = e.message;
+    panel.chunksEl.hidden = false;
+    return;
+  }
   if (panel.removed || input.value !== text) return;
   const frag = document.createDocumentFragment();
   let off = 0;

@@ -255,9 +255,10 @@ function tokenSpan(panel, i, s, b) {
   return span;
 }
 
-// A decode reply's tokens as spans, outside any panel (the decode box).
-export function tokenFragment(res) {
-  const n = res.ids.length;
+// A decode reply's tokens as spans, outside any panel (the decode box): the first `limit` of them
+// (a few more if the last ones form one character together).
+export function tokenFragment(res, limit = Infinity) {
+  const n = Math.min(res.ids.length, limit);
   const owner = { result: { ids: res.ids, bytes: res.bytes, starts: tokenStarts(res.lens) }, spans: null };
   const frag = document.createDocumentFragment();
   let i = 0;
