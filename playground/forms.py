@@ -14,6 +14,7 @@ from pathlib import Path
 from werkzeug.datastructures import MultiDict
 
 from tokenizer import patterns
+from tokenizer.encodings import list_encodings
 from tokenizer.patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
 from tokenizer.regex_check import check_split_regex
 from tokenizer.train import TIE_BREAKS
@@ -198,9 +199,64 @@ def check_utf8(path: Path, label: str, block_size: int = UTF8_BLOCK) -> int:
 def auto_name(first_label: str | None, vocab_size: int, taken: set[str]) -> str:
     """'corpus.txt' + 1000 -> 'corpus-1000' (then -2, -3, ... past the names in `taken`)."""
     stem = Path(first_label).stem if first_label else "text"
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip(".-_")[:40] or "text"
-    base = f"{stem}-{vocab_size}"
-    name, i = base, 2
-    while name.lower() in taken:
-        name, i = f"{base}-{i}", i + 1
-    return name
+    return _unique(f"{_safe_stem(stem, 'text')}-{vocab_size}", taken)
+
+
+def extension_name(base: str, add: int, taken: set[str]) -> str:
+    """'cl100k_base' + 500 new merges -> 'cl100k_base-plus500' (then -2, -3, ...)."""
+    return _unique(f"{_safe_stem(base, 'base')}-plus{add}", taken)
+
+
+def _safe_stem(stem: str, fallback: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip(".-_")[:40] or fallback
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, i = name, 2
+    while candidate.lower() in taken:
+        candidate, i = f"{name}-{i}", i + 1
+    return candidate
+
+
+# ----- extension: POST /api/train with a `base` ---------------------------------------------
+
+BASE_ONLY_FIELDS = ("add",)  # meaningless when training from bytes
+# Fields of training from bytes that an extension takes from its base instead.
+TRAIN_ONLY_FIELDS = {
+    "vocab_size": "send 'add' (the number of new merges) instead: the base's ids are kept, new ids follow",
+    "pattern": "the base's split pattern is used; leave 'pattern' out",
+    "regex": "the base's split pattern is used; leave 'regex' out",
+    "special_tokens": "the base's special tokens are kept; leave 'special_tokens' out",
+}
+
+
+def resolve_base(form: MultiDict, data_dir: Path) -> str | None:
+    """The tokenizer to extend, by name: a reference encoding or a tokenizer trained on this
+    server (a regular .tiktoken + .json pair in the data folder). Never a path: the name must
+    pass the same check as `name`, so it cannot leave the data folder. None: train from bytes."""
+    raw = form.get("base", "").strip()
+    if not raw:
+        for field in BASE_ONLY_FIELDS:
+            if form.get(field, "").strip():
+                raise ApiError(
+                    400, f"{field!r} needs a 'base' to extend; to train from bytes send vocab_size"
+                )
+        return None
+    if raw in list_encodings() or (NAME_RE.fullmatch(raw) and stored_pair(data_dir, raw)):
+        for field, why in TRAIN_ONLY_FIELDS.items():
+            if form.get(field, "").strip():
+                raise ApiError(400, f"{field!r} cannot be combined with a base: {why}")
+        return raw
+    raise ApiError(
+        400,
+        f"unknown base {raw[:60]!r}: give a reference encoding ({', '.join(list_encodings())}) or the "
+        "name of a tokenizer trained on this server (GET /api/tokenizers lists them); paths are not accepted",
+    )
+
+
+def stored_pair(data_dir: Path, name: str) -> tuple[Path, Path] | None:
+    """NAME.tiktoken and NAME.json in the data folder when both are regular files (no symlinks)."""
+    pair = (data_dir / f"{name}.tiktoken", data_dir / f"{name}.json")
+    if all(p.is_file() and not p.is_symlink() for p in pair):
+        return pair
+    return None

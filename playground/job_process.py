@@ -1,12 +1,13 @@
-"""The training job's own process: train, save into the job's temp folder, report through a pipe.
+"""The training job's own process: train (or extend), save into the job's temp folder, report.
 
 JobManager spawns `run_job(conn, spec)` (a fresh interpreter, not a fork of a threaded
 server). The child makes itself a process-group leader, so cancelling the job kills any
 counting pool the trainer starts too, and it exits on its own if the server dies without
 cancelling it. Everything it says goes through `conn` as `(kind, payload)` tuples:
 ("warning", message) for a custom regex that drops text of the corpus (measured on its first
-part: tokenizer.regex_check), ("progress", {...}) many times, then ("done", result) or
-("error", message).
+part: tokenizer.regex_check) or an extension that stopped before `add` merges, ("progress",
+{...}) many times (phases "count", "merge", and "encode" between them for an extension), then
+("done", result) or ("error", message).
 """
 
 from __future__ import annotations
@@ -16,16 +17,23 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from tokenizer.core import Tokenizer
+from tokenizer.encodings import ENCODING_PATTERN_NAMES, get_encoding
+from tokenizer.extend import extend
 from tokenizer.patterns import NO_SPLIT, is_named
+from tokenizer.progress import Progress
 from tokenizer.regex_check import MAX_SAMPLE_CHARS, check_split_regex
 from tokenizer.train import train
 
 PROGRESS_INTERVAL = 0.1  # seconds between progress messages of one phase (the last always goes)
 PARENT_CHECK_INTERVAL = 1.0  # seconds between checks that the server is still there
+Warn = Callable[[str], None]  # sends one warning to the server (the job's `warnings`)
+EXTENSION_LISTS = ("merges", "counts")  # metadata["extension"]'s per-merge lists: up to 65,536 each
 
 
 def run_job(conn: Connection, spec: dict[str, Any]) -> None:
@@ -39,6 +47,8 @@ def run_job(conn: Connection, spec: dict[str, Any]) -> None:
         """Error messages name the user's files, not our temp paths."""
         for path, label in spec["corpus"]:
             message = message.replace(path, label)
+        if spec.get("base_stem"):
+            message = message.replace(spec["base_stem"], spec["base"])
         return message.replace(spec["out_dir"], "the output folder")
 
     last_sent = [0.0, None]
@@ -67,40 +77,69 @@ def run_job(conn: Connection, spec: dict[str, Any]) -> None:
 
     try:
         started = time.time()
-        if _is_custom(spec["pattern"]):
-            for warning in check_split_regex(spec["pattern"], sample=_sample(paths[0])):
-                conn.send(("warning", warning))
-        tok = train(
-            [Path(p) for p in paths],
-            spec["vocab_size"],
-            pattern=spec["pattern"],
-            special_tokens=spec["special_tokens"] or None,
-            tie_break=spec["tie_break"],
-            min_frequency=spec["min_frequency"],
-            workers=spec["workers"],
-            progress=progress,
-        )
+        make = _extend if spec.get("base") else _train
+        tok, result = make(spec, [Path(p) for p in paths], progress, lambda w: conn.send(("warning", w)))
         tok.name = spec["name"]
         tok.metadata.setdefault("corpus_files", [label for _, label in spec["corpus"]])
         tok.metadata.setdefault("trained_by", "server.py")
-        tok.metadata.setdefault("pattern_label", spec["pattern_label"])
         tok.save(Path(spec["out_dir"]) / spec["name"])
-        conn.send(
-            (
-                "done",
-                {
-                    "vocab_size": tok.n_vocab,
-                    "merges": len(tok.merges) if tok.merges is not None else None,
-                    "seconds": round(time.time() - started, 3),
-                },
-            )
-        )
+        result.update(vocab_size=tok.n_vocab, seconds=round(time.time() - started, 3))
+        conn.send(("done", result))
     except BaseException as e:  # noqa: BLE001 - everything must reach the parent as text
         message = clean(f"{e}") if isinstance(e, ValueError) else clean(f"{type(e).__name__}: {e}")
         with contextlib.suppress(Exception):
             conn.send(("error", message))
     finally:
         conn.close()
+
+
+def _train(spec: dict[str, Any], paths: list[Path], progress: Progress, warn: Warn) -> tuple[Tokenizer, dict]:
+    if _is_custom(spec["pattern"]):
+        for warning in check_split_regex(spec["pattern"], sample=_sample(paths[0])):
+            warn(warning)
+    tok = train(
+        paths,
+        spec["vocab_size"],
+        pattern=spec["pattern"],
+        special_tokens=spec["special_tokens"] or None,
+        tie_break=spec["tie_break"],
+        min_frequency=spec["min_frequency"],
+        workers=spec["workers"],
+        progress=progress,
+    )
+    tok.metadata.setdefault("pattern_label", spec["pattern_label"])
+    return tok, {"merges": len(tok.merges) if tok.merges is not None else None}
+
+
+def _extend(
+    spec: dict[str, Any], paths: list[Path], progress: Progress, warn: Warn
+) -> tuple[Tokenizer, dict]:
+    """tokenizer.extend of the base: a reference encoding by name, or the copy of a trained
+    tokenizer that the view put into the job's folder (`base_stem`)."""
+    stem = spec.get("base_stem")
+    base = Tokenizer.load(stem) if stem else get_encoding(spec["base"])
+    base.name = spec["base"]
+    tok = extend(
+        base,
+        paths,
+        spec["add"],
+        tie_break=spec["tie_break"],
+        min_frequency=spec["min_frequency"],
+        workers=spec["workers"],
+        progress=progress,
+    )
+    if tok.metadata.get("stopped_early"):
+        added = tok.metadata["extension"]["added"]
+        warn(f"stopped after {added} of {spec['add']} new merges: {tok.metadata['stop_reason']}")
+    label = base.metadata.get("pattern_label") if stem else ENCODING_PATTERN_NAMES.get(spec["base"])
+    tok.metadata.setdefault("pattern_label", label or base.pattern)
+    ext = extension_summary(tok.metadata["extension"])
+    return tok, {"merges": len(tok.merges) if tok.merges is not None else None, "extension": ext}
+
+
+def extension_summary(extension: dict[str, Any]) -> dict[str, Any]:
+    """metadata["extension"] without its per-merge lists: what a job or a listing shows."""
+    return {k: v for k, v in extension.items() if k not in EXTENSION_LISTS}
 
 
 def _is_custom(pattern: str) -> bool:

@@ -38,6 +38,7 @@ from .config import DEFAULTS, JOBS_DIRNAME
 from .job_process import run_job
 
 FINAL_STATES = ("done", "failed", "cancelled")
+PRIVATE_PARAMS = ("workers", "base_stem")  # job parameters not shown: a setting, a temp path
 SIGTERM_GRACE = 3.0  # seconds a cancelled job gets to exit before SIGKILL
 SIGKILL_WAIT = 5.0  # seconds to wait for the kernel to reap it after SIGKILL
 JOIN_AFTER_EOF = 10.0  # seconds: the child closed its pipe, so it is exiting
@@ -97,7 +98,7 @@ class Job:
             "error": self.error,
             "warnings": self.warnings,
             "queue_position": queue_position,
-            "params": {k: v for k, v in self.params.items() if k not in ("workers",)},
+            "params": {k: v for k, v in self.params.items() if k not in PRIVATE_PARAMS},
             "corpus": {"files": [label for _, label in self.corpus], "bytes": self.corpus_bytes},
             "result": self.result,
             "created": self.created,

@@ -3,7 +3,9 @@
 A trained tokenizer is the pair DATA_DIR/NAME.tiktoken + DATA_DIR/NAME.json, listed as
 trained only when both are regular files (never symlinks) and the .json parses; its metadata
 is cached by the files' mtime and sizes, so listing a folder of large tokenizers does not
-re-read them.
+re-read them. An extended tokenizer's entry carries "extension": its base, first new id and the
+corpus's tokens before and after (metadata["extension"] without the per-merge lists, which
+the .json download has).
 
 Anything else under a tokenizer's name (a .json without its .tiktoken or the reverse, after a
 crash or a half copy; a .json that does not parse; a symlink) is listed under "broken" with
@@ -30,6 +32,7 @@ from tokenizer.train import MIN_VOCAB, TIE_BREAKS
 
 from .errors import ApiError
 from .forms import KNOWN_PATTERNS, NAME_RE, PATTERN_CHOICES
+from .job_process import extension_summary
 from .jobs_api import job_manager
 from .security import inside
 
@@ -152,6 +155,11 @@ def _trained_entry(name: str) -> dict[str, Any] | None:
     if meta is None:
         return None
     merges = meta.get("merges")
+    metadata = meta.get("metadata") or {}
+    extension = metadata.get("extension") if isinstance(metadata, dict) else None
+    if isinstance(extension, dict):  # an extended tokenizer: its base and what it bought
+        extension = extension_summary(extension)
+        metadata = {**metadata, "extension": extension}
     entry = {
         "name": name,
         "kind": "trained",
@@ -160,7 +168,8 @@ def _trained_entry(name: str) -> dict[str, Any] | None:
         "pattern": meta.get("pattern"),
         "pattern_regex": meta.get("pattern_regex"),
         "special_tokens": meta.get("special_tokens") or {},
-        "metadata": meta.get("metadata") or {},
+        "metadata": metadata,
+        "extension": extension if isinstance(extension, dict) else None,
         "created": st.st_mtime,
         "bytes": {"json": st.st_size, "tiktoken": tt_size},
         "files": {

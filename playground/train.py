@@ -1,5 +1,10 @@
 """POST /api/train: check the form, stream the corpus into the job's folder, queue the job -> 202.
 
+Two kinds of job: training from bytes (vocab_size, pattern, special_tokens) and extension
+(`base`: a reference encoding or a tokenizer trained here, and `add` new merges: the base's
+ids, pattern and special tokens are kept; tokenizer.extend). Fields of the one kind sent with
+the other are refused, never silently ignored.
+
 Uploaded files are written straight into the folder the job will train from (`UploadRequest`),
 so a 200 MB corpus is never held in memory and never copied. Every check runs before the job
 is queued; a refused request removes its folder, so it leaves nothing behind.
@@ -14,6 +19,7 @@ from typing import IO, Any
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
 
+from tokenizer.encodings import list_encodings
 from tokenizer.train import MIN_VOCAB
 
 from . import forms
@@ -86,11 +92,17 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
             400, f"unexpected file field {unexpected[0][:40]!r}; send corpus files in the field 'corpus'"
         )
     form = request.form
-    vocab_size = forms.form_int(form, "vocab_size", default=None, lo=MIN_VOCAB, hi=cfg["MAX_VOCAB"])
-    pattern, pattern_label = forms.resolve_pattern(form)
+    base = forms.resolve_base(form, cfg["DATA_DIR"])
+    if base is None:
+        vocab_size = forms.form_int(form, "vocab_size", default=None, lo=MIN_VOCAB, hi=cfg["MAX_VOCAB"])
+        add = None
+        pattern, pattern_label = forms.resolve_pattern(form)
+        special = forms.parse_special_tokens(form.get("special_tokens", ""), cfg["MAX_SPECIAL_TOKENS"])
+    else:
+        add = forms.form_int(form, "add", default=None, lo=1, hi=cfg["MAX_VOCAB"])
+        vocab_size, pattern, pattern_label, special = None, None, None, []
     tie_break = forms.tie_break(form)
     min_frequency = forms.form_int(form, "min_frequency", default=MIN_FREQUENCY, lo=1, hi=MAX_MIN_FREQUENCY)
-    special = forms.parse_special_tokens(form.get("special_tokens", ""), cfg["MAX_SPECIAL_TOKENS"])
     corpus = _corpus(files, form.get("text", ""), job_dir, cfg["MAX_FILES"])
     total = sum(forms.check_utf8(Path(path), label) for path, label in corpus)
     if total == 0:
@@ -98,12 +110,21 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
 
     raw_name = form.get("name", "").strip()
     first_label = corpus[0][1] if corpus[0][1] != TEXT_FIELD_LABEL else None
+
+    def auto_name(taken: set[str]) -> str:
+        if base is None:
+            return forms.auto_name(first_label, vocab_size, taken)
+        return forms.extension_name(base, add, taken)
+
     job = jobs.submit(
         job_dir=job_dir,
         name=forms.check_name(raw_name) if raw_name else None,
-        auto_name=lambda taken: forms.auto_name(first_label, vocab_size, taken),
+        auto_name=auto_name,
         params={
             "vocab_size": vocab_size,
+            "base": base,
+            "base_stem": _copy_base(jobs, base, cfg["DATA_DIR"], job_dir),
+            "add": add,
             "pattern": pattern,
             "pattern_label": pattern_label,
             "tie_break": tie_break,
@@ -117,6 +138,23 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
     response = jsonify(job=job.id, name=job.name, state=job.state, url=f"/api/jobs/{job.id}")
     response.headers["Location"] = f"/api/jobs/{job.id}"
     return response, 202
+
+
+def _copy_base(jobs: JobManager, base: str | None, data_dir: Path, job_dir: Path) -> str | None:
+    """A trained base's two files copied into the job's folder: the job extends exactly what
+    was there at submit, even if the tokenizer is deleted or replaced while the job waits.
+    -> the copy's stem, or None for a reference encoding (the job loads it by name)."""
+    if base is None or base in list_encodings():
+        return None
+    stem = job_dir / "base" / base
+    stem.parent.mkdir()
+    with jobs.lock:  # no DELETE or install of this name between the check and the copies
+        pair = forms.stored_pair(data_dir, base)
+        if pair is None:
+            raise ApiError(400, f"the base tokenizer {base!r} was deleted meanwhile")
+        for src in pair:
+            shutil.copyfile(src, stem.parent / src.name)
+    return str(stem)
 
 
 def _corpus(files: list, text: str, job_dir: Path, max_files: int) -> list[tuple[str, str]]:
