@@ -176,6 +176,23 @@ def test_deeply_nested_json_gives_a_clear_message(page: Page, tmp_path):
     wait_ids(page, "cl100k_base", get_encoding("cl100k_base").encode("still working"))
 
 
+def test_hf_tokenizer_json_with_a_whitespace_pre_tokenizer_is_refused_by_name(page: Page, tmp_path):
+    """It used to load as "no split" without a word; the page shows the library's refusal."""
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import models, pre_tokenizers, trainers
+
+    hf = HFTokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.train_from_iterator(["hello world " * 50], trainers.BpeTrainer(vocab_size=300, show_progress=False))
+    path = tmp_path / "tokenizer.json"
+    path.write_text(hf.to_str(), encoding="utf-8")
+    page.get_by_test_id("load-files").set_input_files([path])
+    msg = page.get_by_test_id("load-message")
+    expect(msg).to_contain_text("Whitespace")
+    expect(msg).to_have_class("message error")
+    expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
+
+
 def test_loading_the_same_files_again_says_so(page: Page, slow_files):
     _, files = slow_files
     load = page.get_by_test_id("load-files")
