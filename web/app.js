@@ -21,6 +21,8 @@
 //     addTokenizerFromFiles(tiktokenText, jsonText, filename?) -> Promise<info>: the same from file
 //       contents already read; the panel is named after the tokenizer (suffixed if taken).
 //     removeTokenizer(name): removes that panel.
+//     addEncoding(name): shows a panel for the reference encoding `name` (manifest.json's).
+//     placeAfter(name, anchor): moves panel `name` to just after panel `anchor`.
 //     listTokenizers() -> names of the panels shown, in order.
 //     getText() -> the text in the input box.
 //     names: the library's names from manifest.json ({patterns, tie_breaks, min_vocab}), which
@@ -36,7 +38,7 @@
 import { updateDiff } from "./diff.js";
 import "./inspect.js";
 import { addLearnedTokenizer, addTokenizerFromFiles, addTokenizerFromServer } from "./io.js";
-import { addPanel, refreshAll, removePanel, renderSplit } from "./panels.js";
+import { addPanel, placePanelAfter, refreshAll, removePanel, renderSplit } from "./panels.js";
 import { displayText, rerenderAll } from "./render.js";
 import { readShareLink, writeShareLink } from "./share.js";
 import { $, input, metrics, state } from "./state.js";
@@ -68,11 +70,13 @@ $("#opt-diff").addEventListener("change", (e) => {
 $("#add-encoding").addEventListener("change", async (e) => {
   const name = e.target.value;
   e.target.value = "";
-  if (name) {
-    addPanel(name);
-    writeShareLink();
-  }
+  if (name) showEncoding(name);
 });
+
+function showEncoding(name) {
+  addPanel(name);
+  writeShareLink();
+}
 
 // ----- boot -----------------------------------------------------------------------------------
 
@@ -82,6 +86,8 @@ const appApi = {
   addLearnedTokenizer,
   rpc,
   removeTokenizer: removePanel,
+  addEncoding: showEncoding,
+  placeAfter: placePanelAfter,
   listTokenizers: () => state.panels.map((p) => p.name),
   getText: () => input.value,
   names: null, // set from manifest.json before any panel module is mounted

@@ -112,6 +112,19 @@ export function removePanel(name) {
   writeShareLink();
 }
 
+// Moves panel `name` to just after panel `anchor` (train.js: an extension next to its base).
+export function placePanelAfter(name, anchor) {
+  const p = panelByName(name);
+  const a = panelByName(anchor);
+  if (!p || !a || p === a) return;
+  state.panels.splice(state.panels.indexOf(p), 1);
+  state.panels.splice(state.panels.indexOf(a) + 1, 0, p);
+  a.el.after(p.el);
+  refreshSelects();
+  updateDiff();
+  writeShareLink();
+}
+
 function setBaseline(name) {
   const i = state.panels.findIndex((p) => p.name === name);
   if (i > 0) {

@@ -12,17 +12,33 @@
 //   the job itself arrives as Server-Sent Events: one JSON snapshot of the job per change.
 // - All text from the user or the server goes into the DOM with textContent, never as HTML.
 //
+// - "start from" extends a tokenizer instead (tokenizer.extend on the server): a reference
+//   encoding or one trained on this server, plus a number of new merges. The base's ids, split
+//   pattern and special tokens are kept, so the form hides those fields and shows the base's
+//   pattern; the result is placed in the comparison right after its base's panel.
+// - A job's warnings (a custom regex that drops text, an extension that stopped early) are shown
+//   under the progress bar as they arrive and stay after the job ends.
+//
 // Export: mountTrainPanel(root, app), app being the page's API (see web/app.js): we call
-// app.addTokenizerFromServer(name) when a job is done, and offer the split patterns and tie-break
-// rules of app.names (manifest.json), the names the library defines.
+// app.addTokenizerFromServer(name) when a job is done (app.addEncoding and app.placeAfter to put
+// an extension next to its base), and offer the split patterns and tie-break rules of app.names
+// (manifest.json), the names the library defines. The list of stored tokenizers (and broken
+// entries) is train-saved.js.
 
 import { el } from "./dom.js";
 import { nameLabel } from "./format.js";
+import { errorMessage, extensionLine, savedList } from "./train-saved.js";
 
 const HEALTH_TIMEOUT_MS = 4000;
-// The bar spans both phases: counting is usually the short one.
-const COUNT_SHARE = 10;
+// Where each phase of a job spans the bar, in percent: counting is usually the short one, and an
+// extension also encodes the corpus's distinct chunks with its base before merging.
+const PHASES = {
+  train: { count: [0, 10], merge: [10, 100] },
+  extend: { count: [0, 10], encode: [10, 25], merge: [25, 100] },
+};
+const PHASE_WORDS = { count: "counting chunks", encode: "encoding chunks with the base", merge: "merging" };
 const DEFAULT_PATTERN = "gpt4";
+const FROM_BYTES = ""; // the "start from" value of training from bytes
 
 
 function formatBytes(n) {
@@ -50,16 +66,6 @@ function ensureStylesheet() {
   document.head.append(el("link", { rel: "stylesheet", href, "data-train-css": "1" }));
 }
 
-async function errorMessage(res) {
-  try {
-    const body = await res.json();
-    if (body && body.error) return body.error;
-  } catch {
-    /* not JSON */
-  }
-  return `HTTP ${res.status} ${res.statusText}`.trim();
-}
-
 export function mountTrainPanel(root, app) {
   ensureStylesheet();
   root.classList.add("train-panel");
@@ -85,6 +91,9 @@ export function mountTrainPanel(root, app) {
     "data-testid": "train-text",
     "aria-label": "training text",
   });
+  const base = el("select", { "data-testid": "train-base", class: "train-base" }, new Option("nothing (train from bytes)", FROM_BYTES));
+  const add = el("input", { type: "number", value: "100", min: "1", step: "1", "data-testid": "train-add", class: "train-vocab" });
+  const basePattern = el("span", { class: "train-base-pattern", "data-testid": "train-base-pattern" });
   const vocab = el("input", { type: "number", value: "1000", min: String(app.names.min_vocab), step: "1", required: true, "data-testid": "train-vocab", class: "train-vocab" });
   const pattern = el("select", { "data-testid": "train-pattern" });
   const regex = el("input", {
@@ -111,9 +120,15 @@ export function mountTrainPanel(root, app) {
   const progress = el("progress", { max: 100, value: 0, class: "train-progress", "data-testid": "train-progress", "aria-label": "training progress" });
   const status = el("span", { class: "train-status", "data-testid": "train-status", role: "status", "aria-live": "polite" });
   const error = el("div", { class: "train-error", "data-testid": "train-error", role: "alert", hidden: true });
-  const saved = el("ul", { class: "train-saved-list", "data-testid": "train-saved" });
+  const warnings = el("ul", { class: "train-warnings", "data-testid": "train-warnings", "aria-label": "warnings of the job", hidden: true });
+  const saved = savedList(app, { onError: showError, onListing: fillBases });
 
   const field = (label, control, extra) => el("label", { class: "train-field" }, el("span", { class: "train-label", text: label }), control, extra);
+  const vocabField = field("vocab size", vocab);
+  const addField = field("new merges", add);
+  const patternField = field("pattern", pattern);
+  const specialField = field("special tokens", special);
+  const basePatternField = el("div", { class: "train-field" }, el("span", { class: "train-label", text: "pattern" }), basePattern);
   const form = el(
     "form",
     { class: "train-form", noValidate: true },
@@ -122,27 +137,27 @@ export function mountTrainPanel(root, app) {
     el(
       "div",
       { class: "train-options" },
-      field("vocab size", vocab),
-      field("pattern", pattern),
+      field("start from", base),
+      vocabField,
+      addField,
+      patternField,
+      basePatternField,
       field("tie-break", tieBreak),
-      field("special tokens", special),
+      specialField,
       field("name", name),
     ),
     regex,
     el("div", { class: "train-actions" }, start, cancel, progress, status),
+    warnings,
   );
-  root.append(
-    el("h2", { class: "train-title", text: "Train a tokenizer" }),
-    error,
-    form,
-    el("details", { class: "train-saved" }, el("summary", { text: "Trained on this server" }), saved),
-  );
+  root.append(el("h2", { class: "train-title", text: "Train a tokenizer" }), error, form, saved.element);
 
   // ----- state ----------------------------------------------------------------------------
   let files = [];
   let limits = null;
   let job = null; // {id, name, events, xhr, done}
   let serverOk = false;
+  let bases = new Map(); // "start from" value -> {kind: "reference"|"trained", pattern}
 
   function showError(message) {
     error.textContent = message;
@@ -156,7 +171,7 @@ export function mountTrainPanel(root, app) {
   function setRunning(running) {
     start.disabled = running || !serverOk;
     cancel.disabled = !running;
-    for (const control of [fileInput, text, vocab, pattern, regex, tieBreak, special, name]) control.disabled = running || !serverOk;
+    for (const control of [fileInput, text, base, add, vocab, pattern, regex, tieBreak, special, name]) control.disabled = running || !serverOk;
     root.classList.toggle("train-running", running);
   }
 
@@ -205,21 +220,58 @@ export function mountTrainPanel(root, app) {
     if (!regex.hidden) regex.focus();
   });
 
+  // ----- start from: training from bytes, or extending a tokenizer ---------------------------
+  function showMode() {
+    const from = bases.get(base.value);
+    for (const f of [vocabField, patternField, specialField]) f.hidden = !!from;
+    regex.hidden = !!from || pattern.value !== "custom";
+    addField.hidden = basePatternField.hidden = !from;
+    basePattern.textContent = from ? `${from.pattern || "?"} (the base's)` : "";
+    start.textContent = from ? "Extend" : "Train";
+  }
+  base.addEventListener("change", showMode);
+
+  // The listing's reference encodings and trained tokenizers become the "start from" choices.
+  function fillBases(listing) {
+    const keep = base.value;
+    bases = new Map();
+    const group = (label, entries, kind) => {
+      const g = el("optgroup", { label });
+      for (const t of entries) {
+        bases.set(t.name, { kind, pattern: t.pattern === t.pattern_regex && t.pattern_regex ? "custom" : t.pattern });
+        g.append(new Option(t.name, t.name));
+      }
+      return g;
+    };
+    base.replaceChildren(
+      new Option("nothing (train from bytes)", FROM_BYTES),
+      group("reference encodings", listing.reference, "reference"),
+      group("trained on this server", listing.trained, "trained"),
+    );
+    base.value = bases.has(keep) ? keep : FROM_BYTES;
+    showMode();
+  }
+
+  function showWarnings(list) {
+    warnings.replaceChildren(...(list || []).map((w) => el("li", { "data-testid": "train-warning", text: `warning: ${w}` })));
+    warnings.hidden = !warnings.children.length;
+  }
+
   // ----- progress -------------------------------------------------------------------------
   function showProgress(snap) {
+    showWarnings(snap.warnings);
     const p = snap.progress || {};
+    const span = PHASES[snap.params && snap.params.base ? "extend" : "train"][p.phase];
     let value = Number(progress.value);
     let line = "";
     if (snap.state === "queued") {
       line = `queued (position ${snap.queue_position ?? "?"})`;
-    } else if (p.phase === "count") {
-      value = p.percent != null ? (p.percent * COUNT_SHARE) / 100 : value;
-      line = `counting chunks: ${p.percent != null ? p.percent.toFixed(0) + "%" : formatBytes(p.done || 0)}`;
-      if (p.rate) line += ` · ${formatBytes(p.rate)}/s`;
-    } else if (p.phase === "merge") {
-      value = COUNT_SHARE + ((p.percent ?? 0) * (100 - COUNT_SHARE)) / 100;
-      line = `merging: ${(p.done ?? 0).toLocaleString()} / ${(p.total ?? 0).toLocaleString()} merges`;
-      if (p.rate) line += ` · ${Math.round(p.rate).toLocaleString()}/s`;
+    } else if (span) {
+      if (p.percent != null) value = span[0] + ((span[1] - span[0]) * p.percent) / 100;
+      const done = (p.done ?? 0).toLocaleString();
+      if (p.phase === "count") line = `${PHASE_WORDS.count}: ${p.percent != null ? p.percent.toFixed(0) + "%" : formatBytes(p.done || 0)}`;
+      else line = `${PHASE_WORDS[p.phase]}: ${done} / ${(p.total ?? 0).toLocaleString()}${p.phase === "merge" ? " merges" : ""}`;
+      if (p.rate) line += p.phase === "count" ? ` · ${formatBytes(p.rate)}/s` : ` · ${Math.round(p.rate).toLocaleString()}/s`;
     } else if (snap.state === "running") {
       line = "starting the training process…";
     }
@@ -232,7 +284,18 @@ export function mountTrainPanel(root, app) {
     if (job && job.events) job.events.close();
     job = null;
     setRunning(false);
-    refreshSaved();
+    if (serverOk) saved.refresh();
+  }
+
+  // An extension goes right after its base's panel (shown first if it is not).
+  async function showNextToBase(name, from) {
+    const shownNames = app.listTokenizers();
+    if (!shownNames.includes(from)) {
+      if (bases.get(from)?.kind === "trained") await app.addTokenizerFromServer(from);
+      else app.addEncoding(from);
+    }
+    await app.addTokenizerFromServer(name);
+    app.placeAfter(name, from);
   }
 
   async function onFinal(snap) {
@@ -240,21 +303,24 @@ export function mountTrainPanel(root, app) {
     if (!current || current.done) return;
     current.done = true;
     if (current.events) current.events.close();
+    showWarnings(snap.warnings);
     if (snap.state === "done") {
       progress.value = 100;
       const r = snap.result || {};
       const took = snap.elapsed != null ? ` in ${formatSeconds(snap.elapsed)}` : "";
-      setStatus(`trained ${snap.tokenizer}: ${r.merges ?? "?"} merges${took}; adding it to the comparison…`);
+      const what = r.extension ? `extended ${snap.tokenizer}: ${extensionLine(r.extension)}` : `trained ${snap.tokenizer}: ${r.merges ?? "?"} merges`;
+      setStatus(`${what}${took}; adding it to the comparison…`);
       try {
-        await app.addTokenizerFromServer(snap.tokenizer);
-        setStatus(`trained ${snap.tokenizer}: ${r.merges ?? "?"} merges${took}; added to the comparison`);
+        if (r.extension) await showNextToBase(snap.tokenizer, r.extension.base);
+        else await app.addTokenizerFromServer(snap.tokenizer);
+        setStatus(`${what}${took}; added to the comparison`);
       } catch (e) {
         showError(`trained ${snap.tokenizer}, but the page could not load it: ${e.message}`);
       }
     } else if (snap.state === "cancelled") {
       setStatus("cancelled; nothing was saved");
     } else {
-      showError(`training failed: ${snap.error || "unknown error"}`);
+      showError(`${snap.params && snap.params.base ? "extension" : "training"} failed: ${snap.error || "unknown error"}`);
       setStatus("failed");
     }
     finish();
@@ -294,12 +360,17 @@ export function mountTrainPanel(root, app) {
 
   // ----- submit / cancel ------------------------------------------------------------------
   function validate() {
-    const v = Number(vocab.value);
-    const lo = limits ? limits.min_vocab : app.names.min_vocab;
     const hi = limits ? limits.max_vocab : Infinity;
-    if (!Number.isInteger(v) || v < lo || v > hi) return `vocab size must be a whole number from ${lo} to ${hi}`;
+    if (base.value !== FROM_BYTES) {
+      const n = Number(add.value);
+      if (!Number.isInteger(n) || n < 1 || n > hi) return `new merges must be a whole number from 1 to ${hi}`;
+    } else {
+      const v = Number(vocab.value);
+      const lo = limits ? limits.min_vocab : app.names.min_vocab;
+      if (!Number.isInteger(v) || v < lo || v > hi) return `vocab size must be a whole number from ${lo} to ${hi}`;
+      if (pattern.value === "custom" && !regex.value) return "enter a custom split regex, or pick a named pattern";
+    }
     if (!files.length && !text.value) return "add a corpus: drop or choose files, or paste text";
-    if (pattern.value === "custom" && !regex.value) return "enter a custom split regex, or pick a named pattern";
     const total = files.reduce((n, f) => n + f.size, 0) + new Blob([text.value]).size;
     if (limits && total > limits.max_upload_bytes) {
       return `the corpus is ${formatBytes(total)}; this server accepts up to ${formatBytes(limits.max_upload_bytes)} per job`;
@@ -319,17 +390,23 @@ export function mountTrainPanel(root, app) {
     const body = new FormData();
     for (const f of files) body.append("corpus", f, f.name);
     if (text.value) body.append("corpus", new Blob([text.value], { type: "text/plain" }), "pasted.txt");
-    body.append("vocab_size", String(Number(vocab.value)));
-    body.append("pattern", pattern.value);
-    if (pattern.value === "custom") body.append("regex", regex.value);
+    if (base.value !== FROM_BYTES) {
+      body.append("base", base.value);
+      body.append("add", String(Number(add.value)));
+    } else {
+      body.append("vocab_size", String(Number(vocab.value)));
+      body.append("pattern", pattern.value);
+      if (pattern.value === "custom") body.append("regex", regex.value);
+      if (special.value.trim()) body.append("special_tokens", special.value);
+    }
     body.append("tie_break", tieBreak.value);
-    if (special.value.trim()) body.append("special_tokens", special.value);
     if (name.value.trim()) body.append("name", name.value.trim());
 
     const xhr = new XMLHttpRequest();
     job = { id: null, xhr, events: null, done: false };
     setRunning(true);
     progress.value = 0;
+    showWarnings([]);
     setStatus("uploading…");
     xhr.upload.addEventListener("progress", (ev) => {
       if (ev.lengthComputable && ev.total > 0) setStatus(`uploading: ${Math.floor((100 * ev.loaded) / ev.total)}% of ${formatBytes(ev.total)}`);
@@ -384,57 +461,8 @@ export function mountTrainPanel(root, app) {
     }
   });
 
-  // ----- tokenizers already trained on this server ----------------------------------------
-  async function refreshSaved() {
-    if (!serverOk) return;
-    let listing;
-    try {
-      const res = await fetch("/api/tokenizers");
-      if (!res.ok) return;
-      listing = await res.json();
-    } catch {
-      return;
-    }
-    const shown = new Set(app.listTokenizers ? app.listTokenizers() : []);
-    saved.replaceChildren(
-      ...listing.trained.map((t) => {
-        const add = el("button", { type: "button", text: shown.has(t.name) ? "shown" : "compare", disabled: shown.has(t.name) });
-        add.addEventListener("click", async () => {
-          add.disabled = true;
-          try {
-            await app.addTokenizerFromServer(t.name);
-            add.textContent = "shown";
-          } catch (e) {
-            add.disabled = false;
-            showError(`${t.name}: ${e.message}`);
-          }
-        });
-        const del = el("button", { type: "button", text: "delete", "aria-label": `delete ${t.name}` });
-        del.addEventListener("click", async () => {
-          if (!confirm(`Delete the trained tokenizer ${t.name} from the server?`)) return;
-          const res = await fetch(`/api/tokenizers/${encodeURIComponent(t.name)}`, { method: "DELETE" });
-          if (!res.ok) showError(`delete ${t.name}: ${await errorMessage(res)}`);
-          else if (app.removeTokenizer && shown.has(t.name)) app.removeTokenizer(t.name);
-          refreshSaved();
-        });
-        const training = (t.metadata && t.metadata.training) || {};
-        const facts = [`${t.vocab_size} ids`, t.pattern === t.pattern_regex ? "custom pattern" : t.pattern, training.tie_break].filter(Boolean);
-        return el(
-          "li",
-          { "data-testid": "train-saved-item", "data-name": t.name },
-          el("span", { class: "train-saved-name", text: t.name }),
-          el("span", { class: "train-muted", text: facts.join(" · ") }),
-          el("a", { href: t.files.tiktoken, download: `${t.name}.tiktoken`, text: ".tiktoken" }),
-          el("a", { href: t.files.json, download: `${t.name}.json`, text: ".json" }),
-          add,
-          del,
-        );
-      }),
-    );
-    if (!listing.trained.length) saved.append(el("li", { class: "train-muted", text: "none yet" }));
-  }
-
   // ----- is the server there? -------------------------------------------------------------
+  showMode();
   setRunning(false);
   start.disabled = true;
   setStatus("looking for the training server…");
@@ -476,8 +504,9 @@ export function mountTrainPanel(root, app) {
     vocab.max = String(limits.max_vocab);
     for (const p of [...app.names.patterns, "custom"]) pattern.append(new Option(nameLabel("pattern", p), p));
     pattern.value = DEFAULT_PATTERN;
+    add.max = String(limits.max_vocab);
     setStatus("");
     setRunning(false);
-    refreshSaved();
+    saved.refresh();
   })();
 }
