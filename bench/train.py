@@ -109,6 +109,7 @@ def run_child(trainer: str, path: Path, vocab: int, threads: int) -> dict:
             "merges": stats["merges"],
             "phases": stats["seconds"],
             "unique_chunks": stats["unique_chunks"],
+            "pair_recounts": stats["pair_recounts"],
         }
     elif trainer == "hf":
         from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
@@ -285,7 +286,10 @@ def main() -> int:
     if args.runs > 1:
         print("\nall runs (s), interleaved: " + "; ".join(f"{n} {r['all_seconds']}" for n, r in rows.items()))
     if ours and "phases" in ours:
-        print(f"\nours by phase (s): {ours['phases']}")
+        print(
+            f"\nours by phase (s): {ours['phases']}; {ours['unique_chunks']:,} distinct chunks, "
+            f"{ours['pair_recounts']} pair recounts"
+        )
     if args.json:
         args.json.write_text(
             json.dumps({"corpus": str(path.name), "bytes": size, "vocab": args.vocab, "rows": rows}, indent=1)
