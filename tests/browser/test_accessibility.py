@@ -64,6 +64,9 @@ def open_everything(page: Page) -> None:
     saved = page.locator(".train-saved")
     expect(saved).to_be_visible()
     saved.locator("summary").click()
+    # The Train form in extension mode ("start from" a reference encoding: "new merges" shows).
+    page.get_by_test_id("train-base").select_option("gpt2")
+    expect(page.get_by_test_id("train-base-pattern")).to_be_visible()
     page.get_by_test_id("share").click()
     expect(page.get_by_test_id("load-message")).to_be_visible()
     # The tooltip, shown on a token (and kept: the pointer rests there).
