@@ -114,6 +114,57 @@ def test_encode_any_text(text):
         check_encode(name, text)
 
 
+class PanelModel:
+    """What panels.js keeps: ids, lens and bytes, patched with encode_edit's answers."""
+
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+        self.lens: list[int] = []
+        self.serial = 0
+
+    def show(self, name: str, text: str, *, base: int | None = None) -> bool:
+        start, removed, full, serial, ids, lens, data, ms = bridge.encode_edit(
+            name, "panel", text, self.serial if base is None else base
+        )
+        assert sum(int32s(lens)) == len(data) and ms >= 0
+        if full:
+            assert start == 0
+            self.ids, self.lens = int32s(ids), int32s(lens)
+        else:
+            self.ids[start : start + removed] = int32s(ids)
+            self.lens[start : start + removed] = int32s(lens)
+        self.serial = serial
+        return full
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_encode_edit_patches_add_up_to_encode(name):
+    panel, tok = PanelModel(), get_encoding(name)
+    texts = [
+        "Hello world",
+        "Hello, world",
+        "Hello,  world\n\n  x",
+        "He said: Hello,  world\n\n  x",
+        "",
+        "a<|endoftext|>b",
+    ]
+    for i, text in enumerate(texts):
+        full = panel.show(name, text)
+        want = tok.encode(text, allowed_special="all")
+        assert panel.ids == want and panel.lens == [len(p) for p in tok.decode_tokens_bytes(want)]
+        assert full == (i in (0, 4, 5))  # first text, empty text, special tokens: whole
+
+
+def test_encode_edit_is_whole_when_the_page_shows_another_result():
+    panel = PanelModel()
+    panel.show("gpt2", "one two three")
+    assert not panel.show("gpt2", "one two three four")
+    assert panel.show("gpt2", "one two three four five", base=panel.serial - 1)
+    bridge.forget_edits("panel")
+    assert panel.show("gpt2", "one two three four five six")
+    assert panel.ids == get_encoding("gpt2").encode("one two three four five six")
+
+
 @pytest.mark.parametrize("name", ENCODINGS)
 @pytest.mark.parametrize("text", TEXTS)
 def test_split_is_the_librarys_chunks(name, text):

@@ -230,3 +230,21 @@ def test_bridge_answers_equal_cpython(pyodide, fn, args):
     if fn == "encode":
         got, want = got[:3], want[:3]  # the last item is the time it took
     assert got == want
+
+
+def test_incremental_edits_equal_cpython(pyodide):
+    """encode_edit under Pyodide patches exactly as in CPython, and the patches add up to encode."""
+    bridge.load_blob("o200k_base", build_blobs()["o200k_base"].read_bytes())
+    texts = [BRIDGE_TEXT.replace("<|endoftext|>", "")]
+    for where, cut, insert in [(0.5, 0, "X"), (0.9, 3, "\n\n   "), (0.2, 0, "'ll"), (0.95, 1, " ")]:
+        i = int(where * len(texts[-1]))
+        texts.append(texts[-1][:i] + insert + texts[-1][i + cut :])
+    base_py = base_js = 0
+    for text in texts:
+        got = pyodide.ask("bridge", fn="encode_edit", args=["o200k_base", "pyodide-check", text, base_js])[
+            "result"
+        ]
+        want = plain(bridge.encode_edit("o200k_base", "pyodide-check", text, base_py))
+        base_js, base_py = got[3], want[3]
+        assert got[:3] + got[4:7] == want[:3] + want[4:7]
+    assert not got[2]  # the last edit was a patch, not a whole encode

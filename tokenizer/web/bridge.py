@@ -35,10 +35,13 @@ from ..loading import from_texts
 from ..patterns import compile_pattern
 from . import analysis
 from . import learn as learn_mode
+from .incremental import IncrementalEncoder
 
 MAX_TREE_DEPTH = 64  # merge-tree levels sent to the page; a real token is never this deep
 _toks: dict[str, Tokenizer] = {}
 _merge_cache: dict[str, list[tuple[int, bytes]]] = {}
+_editors: dict[str, tuple[int, IncrementalEncoder]] = {}  # panel key -> (serial, its text's encoding)
+_serials = iter(range(1, 1 << 62))
 
 
 def _bytes(buf: Any) -> bytes:
@@ -127,6 +130,34 @@ def encode(name: str, text: str) -> tuple[bytes, bytes, bytes, float]:
     ids = tok.encode(text, allowed_special="all")
     ms = (time.perf_counter() - t) * 1000
     return (*_pack(tok, ids, text), ms)
+
+
+def encode_edit(
+    name: str, key: str, text: str, base: int
+) -> tuple[int, int, bool, int, bytes, bytes, bytes, float]:
+    """Encode `text` for panel `key`, re-encoding only what changed since the panel's last text.
+
+    `base` is the serial of the result the panel shows (0: none). When it is the serial this
+    module holds for `key`, with the same tokenizer, the answer is a patch: (start, removed, full,
+    serial, ids, lens, bytes, ms) means ids[start : start + removed] of the panel's result become
+    the given ones (packed as by `encode`). Otherwise (first text, another tokenizer, a worker
+    restarted since) the text is encoded whole: start 0, full True. Exact: see incremental.py.
+    """
+    tok = _toks[name]
+    t = time.perf_counter()
+    serial, editor = _editors.pop(key, (0, None))
+    if editor is None or editor.tok is not tok or serial != base:
+        editor = IncrementalEncoder(tok)
+    patch = editor.update(text)  # if this raises, the key has no editor: the next call is whole
+    serial = next(_serials)
+    _editors[key] = (serial, editor)
+    ms = (time.perf_counter() - t) * 1000
+    return (patch.start, patch.removed, patch.full, serial, *_pack(tok, patch.ids, patch.text), ms)
+
+
+def forget_edits(key: str) -> None:
+    """Drop panel `key`'s kept encoding (the panel was removed)."""
+    _editors.pop(key, None)
 
 
 def split(name: str, text: str) -> tuple[bytes, bytes]:

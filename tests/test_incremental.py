@@ -1,0 +1,119 @@
+"""Incremental encoding (tokenizer.web.incremental) equals a full encode after every edit.
+
+Random texts and random edit sequences (inserts, deletes, replacements, anywhere: at chunk
+boundaries, inside long whitespace runs, next to contractions and special tokens), for all five
+encodings' patterns and a custom one. The module's constants are shrunk so that the slices,
+the block compares and the whitespace walks all take their many-step paths on short texts.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenizer import get_encoding
+from tokenizer.core import Tokenizer
+from tokenizer.web import incremental
+from tokenizer.web.incremental import IncrementalEncoder
+
+ENCODINGS = ("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base")
+# Pieces texts are made of: every class the patterns tell apart, long whitespace runs of every
+# kind (the case where a chunk is decided far from where it ends), contractions, a special token.
+PIECES = [
+    " ", "  ", "\n", "\r\n", "\t", "\xa0", "\u3000", "\x1c", " " * 40, "\n" * 9, " \n " * 5,
+    "a", "Hello", "WORLD", "McDonald", "'s", "'LL", "'", "1", "12345", "!", "?!", "/", "-",
+    "é", "東京", "🙂", "👩‍💻", "\u0301", "<|endoftext|>", "x\n", "  y",
+]  # fmt: skip
+text_st = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
+edit_st = st.tuples(st.floats(0, 1), st.integers(0, 12), text_st.map(lambda s: s[:15]))
+
+
+@pytest.fixture(autouse=True)
+def small_steps(monkeypatch):
+    monkeypatch.setattr(incremental, "FIRST_SLICE", 3)
+    monkeypatch.setattr(incremental, "COMPARE_BLOCK", 4)
+
+
+@pytest.fixture(scope="module")
+def tokenizers():
+    toks = {name: get_encoding(name) for name in ENCODINGS}
+    gpt2 = toks["gpt2"]
+    toks["custom"] = Tokenizer(gpt2.mergeable_ranks, r"\w+|\s+|[^\w\s]+", name="custom")
+    toks["no-specials"] = Tokenizer(toks["cl100k_base"].mergeable_ranks, "gpt4", name="no-specials")
+    return toks
+
+
+def full(tok: Tokenizer, text: str) -> list[int]:
+    return tok.encode(text, allowed_special="all")
+
+
+def apply(text: str, edit) -> str:
+    where, cut, insert = edit
+    i = int(where * len(text))
+    return text[:i] + insert + text[i + cut :]
+
+
+def check_sequence(tok: Tokenizer, texts: list[str]) -> None:
+    enc = IncrementalEncoder(tok)
+    shown: list[int] = []
+    for text in texts:
+        patch = enc.update(text)
+        shown[patch.start : patch.start + patch.removed] = list(patch.ids)
+        want = full(tok, text)
+        assert list(enc.ids) == want, (text, patch)
+        assert shown == want, (text, patch)  # the patch alone turns the old ids into the new
+        assert patch.text == tok.decode(patch.ids) or "\ufffd" in patch.text
+
+
+@pytest.mark.parametrize("name", [*ENCODINGS, "custom", "no-specials"])
+@settings(max_examples=120, deadline=None)
+@given(start=text_st, edits=st.lists(edit_st, min_size=1, max_size=8))
+def test_random_edits_equal_full_encode(tokenizers, name, start, edits):
+    texts = [start]
+    for edit in edits:
+        texts.append(apply(texts[-1], edit))
+    check_sequence(tokenizers[name], texts)
+
+
+@pytest.mark.parametrize("name", [*ENCODINGS, "no-specials"])
+def test_whitespace_run_decided_far_away(tokenizers, name):
+    # "\n" + spaces + "x": the chunk "\n" depends on the "x" 41 characters later.
+    run = "\n" + " " * 40
+    texts = [
+        "ab " + run + "x cd",
+        "ab " + run + "\n cd",
+        "ab " + run + "x cd",
+        "ab " + run + " cd",
+        "ab " + run,
+    ]
+    check_sequence(tokenizers[name], texts)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_typing_and_deleting_char_by_char(tokenizers, name):
+    target = "It's 2024, DON'T   panic!\n\n  東京 🙂 <|endoftext|> done  \n"
+    texts = [target[:i] for i in range(len(target) + 1)]
+    check_sequence(tokenizers[name], texts + texts[::-1])
+
+
+def test_an_edit_reencodes_only_a_window(tokenizers, monkeypatch):
+    monkeypatch.setattr(incremental, "FIRST_SLICE", 512)
+    tok = tokenizers["cl100k_base"]
+    text = "The quick brown fox jumps over the lazy dog. " * 2000
+    enc = IncrementalEncoder(tok)
+    enc.update(text)
+    middle = len(text) // 2
+    patch = enc.update(text[:middle] + "X" + text[middle:])
+    assert not patch.full and len(patch.text) < 1200 and patch.removed < 300
+    assert list(enc.ids) == full(tok, text[:middle] + "X" + text[middle:])
+
+
+def test_lone_surrogates_and_custom_patterns_are_encoded_whole(tokenizers):
+    enc = IncrementalEncoder(tokenizers["cl100k_base"])
+    enc.update("abc def")
+    patch = enc.update("abc \ud800 def")
+    assert patch.full and list(enc.ids) == full(tokenizers["cl100k_base"], "abc \ud800 def")
+    custom = IncrementalEncoder(tokenizers["custom"])
+    custom.update("abc def")
+    assert custom.update("abc deff").full
