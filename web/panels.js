@@ -93,6 +93,7 @@ export function addPanel(name, { info = null } = {}) {
     inflight: false,
     dirty: false,
     renderGen: 0,
+    encSerial: 0, // serial of the worker's kept encoding behind panel.result (bridge.encode_edit)
   };
   state.panels.push(panel);
   panelsEl.append(section);
@@ -107,6 +108,7 @@ export function removePanel(name) {
   const [p] = state.panels.splice(i, 1);
   p.removed = true;
   p.el.remove();
+  if (state.ready) rpc("forget_edits", { key: name }).catch(() => {}); // a restarted worker forgot it already
   refreshSelects();
   updateDiff();
   writeShareLink();
@@ -173,8 +175,11 @@ async function pump(panel) {
     // message of a too-slow encode names its pattern.
     if (!panel.info) panel.info = (await rpc("prepare", { name: panel.name })).info;
     const id = nextRequestId(); // the id rpc() is about to use: replies are ordered by it
-    const res = await rpc("encode", { name: panel.name, text });
+    const base = panel.encSerial;
+    const patch = await rpc("encode_edit", { name: panel.name, key: panel.name, text, base });
+    const res = applyPatch(panel, patch, base);
     if (!panel.removed && id > panel.shownId) {
+      panel.encSerial = patch.serial;
       panel.shownId = id;
       panel.failed = null;
       if (!panel.dirty) setPanelState(panel, "ok");
@@ -187,6 +192,7 @@ async function pump(panel) {
     }
   } catch (e) {
     if (!panel.removed) {
+      panel.encSerial = 0; // the worker's kept encoding is gone or suspect: the next is whole
       panel.failed = { text, version };
       showEncodeError(panel, e instanceof WorkerTimeout ? tooSlowMessage(panel, text, e) : e.message);
     }
@@ -194,6 +200,32 @@ async function pump(panel) {
     panel.inflight = false;
     if (panel.dirty) pump(panel);
   }
+}
+
+// The worker answers with a patch of the result the panel shows (ids[start, start + removed)
+// replaced), or the whole result; this makes the whole result from either.
+function applyPatch(panel, patch, base) {
+  const { start, removed, ids, lens, bytes, ms } = patch;
+  const old = panel.result;
+  if (patch.full) return { ids, lens, bytes, ms };
+  if (!old || base !== panel.encSerial) throw new Error("internal: a patch for a result the panel no longer shows");
+  const n = old.all.ids.length - removed + ids.length;
+  const end = start + removed;
+  const splice = (a, b, c, type) => {
+    const out = new type(a.length + b.length + c.length);
+    out.set(a);
+    out.set(b, a.length);
+    out.set(c, a.length + b.length);
+    return out;
+  };
+  const all = old.all; // the whole result (panel.result may be a window of it: render.js)
+  const newIds = splice(all.ids.subarray(0, start), ids, all.ids.subarray(end), Int32Array);
+  const newLens = splice(all.lens.subarray(0, start), lens, all.lens.subarray(end), Int32Array);
+  const b0 = old.allStarts[start];
+  const b1 = old.allStarts[end];
+  const newBytes = splice(all.bytes.subarray(0, b0), bytes, all.bytes.subarray(b1), Uint8Array);
+  if (newIds.length !== n) throw new Error("internal: patch length mismatch");
+  return { ids: newIds, lens: newLens, bytes: newBytes, ms, patch: { start, removed, added: ids.length } };
 }
 
 function tooSlowMessage(panel, text, e) {

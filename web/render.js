@@ -30,7 +30,56 @@ export function displayText(span) {
 }
 
 export function rerenderAll() {
-  for (const p of state.panels) if (p.result) render(p, p.result, p.result.text, { full: true });
+  for (const p of state.panels) if (p.result) render(p, p.result.all, p.result.text, { full: true });
+}
+
+// A large result is shown through a window of at most VIEW_TOKENS tokens, so the DOM stays
+// bounded (5 MB of text is 1.2 M tokens: as spans, seconds of layout and a gigabyte of memory).
+// The window follows the edits (a keystroke outside it moves it there) and the pager's buttons.
+const VIEW_TOKENS = 40000;
+const VIEW_SLACK = 5000; // typing may grow a window by this much before it is cut back to VIEW_TOKENS
+
+function viewRange(panel, total, patch, full) {
+  if (total <= VIEW_TOKENS) return [0, total];
+  const old = panel.result;
+  const clamp = (a) => Math.max(0, Math.min(a, total - VIEW_TOKENS));
+  if (old && patch && !full) {
+    const o0 = old.offset;
+    const o1 = o0 + old.ids.length;
+    const end = o1 + patch.added - patch.removed;
+    // An edit inside the window: same start, the end moves with the edit (so the old and new
+    // windows differ only around it and render() rebuilds just that).
+    if (patch.start >= o0 && patch.start + patch.removed <= o1 && end - o0 <= VIEW_TOKENS + VIEW_SLACK) {
+      return [o0, Math.min(total, end)];
+    }
+    const a = clamp(patch.start - VIEW_TOKENS / 2);
+    return [a, a + VIEW_TOKENS];
+  }
+  const a = clamp(panel.viewStart || 0);
+  return [a, a + VIEW_TOKENS];
+}
+
+// "tokens a-b of n" and buttons that move the window; hidden while the whole result is shown.
+function showPager(panel, w0, w1, total) {
+  if (!panel.pagerEl) {
+    const move = (by) => {
+      const r = panel.result;
+      panel.viewStart = r.offset + by;
+      render(panel, r.all, r.text, { full: true });
+    };
+    panel.pagerEl = el(
+      "div",
+      { class: "pager muted", "data-testid": "pager" },
+      el("button", { type: "button", text: "◀ earlier", onclick: () => move(-VIEW_TOKENS / 2) }),
+      el("span", { "data-testid": "pager-range" }),
+      el("button", { type: "button", text: "later ▶", onclick: () => move(VIEW_TOKENS / 2) }),
+    );
+    panel.tokensEl.before(panel.pagerEl);
+  }
+  panel.pagerEl.hidden = w0 === 0 && w1 === total;
+  const fmt = (x) => x.toLocaleString("en");
+  panel.pagerEl.children[1].textContent =
+    ` showing tokens ${fmt(w0 + 1)}–${fmt(w1)} of ${fmt(total)} (the window follows your edits) `;
 }
 
 // Byte offsets of the tokens: starts[i] is where token i begins, starts[n] the total.
@@ -44,25 +93,35 @@ function tokenStarts(lens) {
 // `content-visibility: auto`, so the browser lays out and paints only the lines on screen. A new
 // result re-renders only the blocks between the common prefix and the common suffix of the old
 // and new ids: a keystroke in 100 KB of text touches one or two lines, not 25,000 spans.
+// Large results: panel.result holds the window's tokens (ids, lens and starts are views; starts
+// are byte offsets into the whole text's `bytes`), `all` the whole result, `offset` the window's
+// first token.
 export function render(panel, res, text, { full = false } = {}) {
-  const { ids, lens, bytes } = res;
+  const total = res.ids.length;
+  const allStarts = tokenStarts(res.lens);
+  const [w0, w1] = viewRange(panel, total, res.patch, full);
+  const whole = w0 === 0 && w1 === total;
+  const ids = whole ? res.ids : res.ids.subarray(w0, w1);
+  const lens = whole ? res.lens : res.lens.subarray(w0, w1);
+  const starts = whole ? allStarts : allStarts.subarray(w0, w1 + 1);
+  const bytes = res.bytes;
   const n = ids.length;
-  const starts = tokenStarts(lens);
   const old = panel.result;
   const oldBlocks = panel.blocks || [];
   const oldSpans = panel.spans || [];
-  panel.result = { ids, lens, bytes, starts, text, complete: false };
+  panel.result = { ids, lens, bytes, starts, text, complete: false, all: res, allStarts, offset: w0 };
   panel.starts = starts;
   const gen = ++panel.renderGen;
-  panel.countEl.textContent = String(n);
+  panel.countEl.textContent = String(total);
   const chars = countCodePoints(text);
-  panel.statsEl.textContent = n
-    ? `· ${(chars / n).toFixed(2)} chars/token · ${(bytes.length / n).toFixed(2)} bytes/token`
+  panel.statsEl.textContent = total
+    ? `· ${(chars / total).toFixed(2)} chars/token · ${(bytes.length / total).toFixed(2)} bytes/token`
     : "";
+  if (!whole || panel.pagerEl) showPager(panel, w0, w1, total);
 
   // Which old blocks survive: those inside the common prefix, ending on a newline, and those
   // inside the common suffix whose preceding newline is in the suffix too.
-  const incremental = !full && old && old.complete;
+  const incremental = !full && old && old.complete && old.offset === w0;
   let head = 0;
   let tail = 0;
   if (incremental) {
@@ -134,7 +193,7 @@ export function render(panel, res, text, { full = false } = {}) {
     }
     panel.result.complete = true;
     panel.tokensEl.removeAttribute("aria-busy");
-    panel.tokensEl.dataset.rendered = String(n);
+    panel.tokensEl.dataset.rendered = String(panel.result.all.ids.length); // the whole result's count
     if (state.options.diff) updateDiff();
   };
   panel.tokensEl.setAttribute("aria-busy", "true");
@@ -200,7 +259,7 @@ function patchLine(panel, old, blocks, oldSpans, k, a, b) {
   panel.blocks = blocks;
   panel.result.complete = true;
   panel.tokensEl.removeAttribute("aria-busy");
-  panel.tokensEl.dataset.rendered = String(n);
+  panel.tokensEl.dataset.rendered = String(panel.result.all.ids.length); // the whole result's count
   if (state.options.diff) updateDiff();
   return true;
 }

@@ -25,6 +25,8 @@ import { $, metrics, state } from "./state.js";
 // character (a slow CI machine, a slow but honest pattern) only ever stops a runaway regex.
 const DEADLINE_MS = {
   encode: 2000,
+  encode_edit: 2000, // a patch: usually a few ms, but the first text (or a reset) is encoded whole
+  forget_edits: 5000,
   split: 2000,
   decode: 5000, // 1,000,000 ids take about 1 s
   info: 5000,

@@ -12,6 +12,9 @@
 // Protocol (main thread -> worker): {id, op, ...}; reply {id, ok: true, ...} or {id, ok: false, error}.
 //   encode {name, text}       -> ids: Int32Array, lens: Int32Array (bytes per token), bytes: Uint8Array
 //                                (all tokens' bytes, concatenated), ms (time in Python)
+//   encode_edit {name, key, text, base} -> start, removed, full, serial, ids, lens, bytes, ms: a
+//                                patch of panel `key`'s previous result (bridge.encode_edit)
+//   forget_edits {key}        -> drops panel `key`'s kept encoding
 //   split  {name, text}       -> lens: Int32Array (bytes per regex chunk), bytes: Uint8Array
 //   decode {name, ids}        -> lens, bytes (per token, as encode), text
 //   load   {tiktoken, json, hf, filename} -> info of the new tokenizer (a user's file; see load_user)
@@ -38,6 +41,8 @@ const BRIDGE_MODULE = "tokenizer.web.bridge";
 const BRIDGE_FUNCTIONS = [
   "load_blob",
   "encode",
+  "encode_edit",
+  "forget_edits",
   "split",
   "decode",
   "info",
@@ -180,6 +185,18 @@ async function handle(msg) {
       const b = asInt32(lens);
       return { result: { ids: a, lens: b, bytes, ms }, transfer: [a.buffer, b.buffer, bytes.buffer] };
     }
+    case "encode_edit": {
+      const [start, removed, full, serial, ids, lens, bytes, ms] = call(api.encode_edit, name, msg.key, msg.text, msg.base);
+      const a = asInt32(ids);
+      const b = asInt32(lens);
+      return {
+        result: { start, removed, full, serial, ids: a, lens: b, bytes, ms },
+        transfer: [a.buffer, b.buffer, bytes.buffer],
+      };
+    }
+    case "forget_edits":
+      api.forget_edits(msg.key);
+      return { result: {} };
     case "split": {
       const [lens, bytes] = call(api.split, name, msg.text);
       const a = asInt32(lens);

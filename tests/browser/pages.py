@@ -32,20 +32,37 @@ def panel_ids(page: Page, encoding: str) -> list[int]:
     )
 
 
+def all_panel_ids(page: Page, encoding: str) -> list[int]:
+    """Every id of a panel's result, also those outside the window a large result shows
+    (render.js puts at most VIEW_TOKENS tokens in the DOM): read from the page's state."""
+    return page.evaluate(
+        """(enc) => {
+            const p = window.__bpe.state.panels.find((p) => p.name === enc);
+            return p && p.result ? Array.from(p.result.all.ids) : null;
+        }""",
+        encoding,
+    )
+
+
 def panel_texts(page: Page, encoding: str) -> list[str]:
     return panel(page, encoding).get_by_test_id("token").evaluate_all("els => els.map(e => e.textContent)")
 
 
 def wait_ids(page: Page, encoding: str, want: list[int], timeout: float = 60_000) -> None:
-    """Wait until the panel shows exactly `want` (rendering is async and may come in slices)."""
+    """Wait until the panel shows exactly `want` (rendering is async and may come in slices).
+
+    A large result shows a window of its tokens (render.js): then the spans must be `want`'s
+    tokens from the window's offset on, and the panel's whole result `want`."""
     try:
         page.wait_for_function(
             """([enc, want]) => {
                 const p = document.querySelector(`[data-testid=panel][data-encoding="${enc}"]`);
-                if (!p) return false;
+                const st = window.__bpe.state.panels.find((q) => q.name === enc);
+                if (!p || !st || !st.result || st.result.all.ids.length !== want.length) return false;
+                const off = st.result.offset;
                 const spans = p.querySelectorAll('[data-testid=token]');
-                if (spans.length !== want.length) return false;
-                for (let i = 0; i < want.length; i++) if (Number(spans[i].dataset.id) !== want[i]) return false;
+                if (spans.length !== Math.min(want.length - off, st.result.ids.length)) return false;
+                for (let i = 0; i < spans.length; i++) if (Number(spans[i].dataset.id) !== want[off + i]) return false;
                 return true;
             }""",
             arg=[encoding, want],
@@ -54,7 +71,12 @@ def wait_ids(page: Page, encoding: str, want: list[int], timeout: float = 60_000
         )
     except PlaywrightError:
         pass
-    assert panel_ids(page, encoding) == want, f"{encoding}: tokens on the page differ from CPython"
+    assert all_panel_ids(page, encoding) == want, f"{encoding}: the panel's result differs from CPython"
+    offset = page.evaluate(
+        "(enc) => window.__bpe.state.panels.find((p) => p.name === enc).result.offset", encoding
+    )
+    shown = panel_ids(page, encoding)
+    assert shown == want[offset : offset + len(shown)], f"{encoding}: tokens on the page differ from CPython"
 
 
 GLYPHS = {" ": "·", "\t": "⇥", "\r": "␍", "\n": "↵"}

@@ -1,0 +1,81 @@
+"""Large texts in the page (issue 16): the DOM holds a bounded window of the tokens, edits are
+patched in (bridge.encode_edit) and the whole result still equals CPython's encode.
+
+Shares the booted page and puts the text back as it found it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.pages import all_panel_ids, panel, panel_ids, wait_ids
+from tests.helpers import CORPORA
+from tokenizer import get_encoding
+
+VIEW_TOKENS = 40_000  # render.js: a panel's DOM shows this many tokens of a large result
+VIEW_SLACK = 5_000  # render.js: ... or up to this many more while typing
+
+
+@pytest.fixture
+def page(app_page: Page):
+    before = app_page.get_by_test_id("input").input_value()
+    yield app_page
+    set_text(app_page, before)
+
+
+def set_text(page: Page, text: str) -> None:
+    # A paste: value + one input event (fill() goes through Chrome's slow insertText for big texts).
+    page.get_by_test_id("input").evaluate(
+        "(el, t) => { el.value = t; el.dispatchEvent(new Event('input', {bubbles: true})); }", text
+    )
+
+
+def wait_result(page: Page, encoding: str, text: str) -> list[int]:
+    want = get_encoding(encoding).encode(text, allowed_special="all")
+    page.wait_for_function(
+        """([enc, n, len]) => {
+            const p = window.__bpe.state.panels.find((p) => p.name === enc);
+            return p && p.result && p.result.text.length === len && p.result.all.ids.length === n
+                && p.el.dataset.state === "ok";
+        }""",
+        arg=[encoding, len(want), len(text)],
+        timeout=120_000,
+        polling=100,
+    )
+    assert all_panel_ids(page, encoding) == want, f"{encoding}: the page's ids differ from CPython"
+    return want
+
+
+def test_a_large_text_shows_a_bounded_window_and_edits_stay_exact(page):
+    en = (CORPORA / "pg_en_medium.txt").read_text(encoding="utf-8")
+    text = en[:300_000]  # about 65,000 tokens: more than one window
+    set_text(page, text)
+    for enc in ("cl100k_base", "o200k_base"):
+        want = wait_result(page, enc, text)
+        assert len(want) > VIEW_TOKENS
+        p = panel(page, enc)
+        expect(p.get_by_test_id("pager")).to_be_visible()
+        expect(p.get_by_test_id("token-count")).to_have_text(str(len(want)))
+        wait_ids(page, enc, want)  # the whole result, and the window's spans (all of them rendered)
+        assert panel_ids(page, enc) == want[:VIEW_TOKENS]  # the window starts at the text's start
+    # An edit far past the window: the window moves there; the whole result is still exact.
+    box = page.get_by_test_id("input")
+    box.evaluate("(el) => { el.focus(); el.setSelectionRange(250000, 250000); }")
+    page.keyboard.type(" Zebra\n\n  ")
+    edited = text[:250_000] + " Zebra\n\n  " + text[250_000:]
+    for enc in ("cl100k_base", "o200k_base"):
+        want = wait_result(page, enc, edited)
+        offset = page.evaluate(
+            "(enc) => window.__bpe.state.panels.find((p) => p.name === enc).result.offset", enc
+        )
+        assert offset > 0
+        wait_ids(page, enc, want)
+        shown = panel_ids(page, enc)
+        assert len(shown) <= VIEW_TOKENS + VIEW_SLACK and shown == want[offset : offset + len(shown)]
+    # The pager moves the window back to the start.
+    p = panel(page, "cl100k_base")
+    for _ in range(4):
+        if p.get_by_test_id("pager").get_by_role("button", name="◀ earlier").is_visible():
+            p.get_by_test_id("pager").get_by_role("button", name="◀ earlier").click()
+    expect(p.get_by_test_id("pager-range")).to_contain_text("showing tokens 1–")
