@@ -33,6 +33,7 @@ edit_st = st.tuples(st.floats(0, 1), st.integers(0, 12), text_st.map(lambda s: s
 def small_steps(monkeypatch):
     monkeypatch.setattr(incremental, "FIRST_SLICE", 3)
     monkeypatch.setattr(incremental, "COMPARE_BLOCK", 4)
+    monkeypatch.setattr(incremental, "BLOCK", 3)
 
 
 @pytest.fixture(scope="module")

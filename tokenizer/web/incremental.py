@@ -36,17 +36,17 @@ the text holds none (checked around the edit; the old text was checked when it w
 Text with lone surrogates, custom patterns (no bound holds for an arbitrary regex: `a(?=.*z)`
 reads to the end) and "none" (one chunk) are encoded whole.
 
-Chunk ends and cumulative token counts live in lists with a gap, as in a gap buffer: entries
-before the gap are absolute, entries after it are stored relative to the text's end (and to
-the total token count). An edit replaces entries at the gap, and everything after it stays
-valid without being touched: a keystroke costs the window, plus moving the gap from the
-previous edit, not the length of the text.
+The chunk index (each chunk's length and token count) is cut into blocks of BLOCK chunks with
+their sums: finding the chunk at an offset walks the block sums, then one block; an edit
+rewrites the block or two it touches. A keystroke costs the window plus O(blocks + BLOCK), not
+the length of the text (5 MB: 600 blocks).
 """
 
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate, chain
 
@@ -55,6 +55,7 @@ from ..patterns import NO_SPLIT, is_named
 
 LOOKAHEAD = 4  # characters an attempt of a named pattern examines past max(chunk end, space run)
 FIRST_SLICE = 512  # characters split past the edit's end first; each next slice is twice as long
+BLOCK = 2048  # chunks per block of the chunk index: an edit rewrites one or two blocks
 COMPARE_BLOCK = 1 << 14  # characters compared at once when looking for the common prefix/suffix
 
 
@@ -127,35 +128,43 @@ class IncrementalEncoder:
         self._special_len = max(map(len, tok.special_tokens), default=0)
         self.text = ""
         self.ids = array("i")  # arrays, not lists: 4-8 bytes an entry instead of 36
-        self._valid = False  # ends/counts describe self.text (else the next update is whole)
-        self._ends = array("q")  # chunk end offsets, with the gap (module docstring)
-        self._counts = array("q")  # tokens up to each chunk's end, with the gap
-        self._gap = 0
+        self._valid = False  # the blocks describe self.text (else the next update is whole)
+        self._lens: list[array] = []  # per block: the chunks' lengths in characters
+        self._counts: list[array] = []  # per block: the chunks' token counts
+        self._chars: list[int] = []  # per block: its characters
+        self._toks: list[int] = []  # per block: its tokens
 
-    # ----- the gap lists --------------------------------------------------------------------
+    # ----- the blocks -----------------------------------------------------------------------
 
-    def _end(self, i: int) -> int:
-        return self._ends[i] if i < self._gap else self._ends[i] + len(self.text)
+    def _set_blocks(self, lo: int, hi: int, lens: array, counts: array) -> None:
+        """Blocks lo..hi-1 become these chunks, cut into blocks of at most BLOCK chunks."""
+        cuts = range(0, max(len(lens), 1), BLOCK)
+        self._lens[lo:hi] = [lens[c : c + BLOCK] for c in cuts]
+        self._counts[lo:hi] = [counts[c : c + BLOCK] for c in cuts]
+        self._chars[lo:hi] = [sum(x) for x in self._lens[lo : lo + len(cuts)]]
+        self._toks[lo:hi] = [sum(x) for x in self._counts[lo : lo + len(cuts)]]
 
-    def _count(self, i: int) -> int:
-        return self._counts[i] if i < self._gap else self._counts[i] + len(self.ids)
+    def _locate(self, pos: int) -> tuple[int, int, int, int]:
+        """(block, index in it, start offset, first token) of the chunk holding character pos."""
+        chars = toks = 0
+        last = len(self._lens) - 1
+        for b, size in enumerate(self._chars):
+            if chars + size > pos or b == last:
+                lens = self._lens[b]
+                i = min(bisect_right(list(accumulate(lens)), pos - chars), len(lens) - 1)
+                return b, i, chars + sum(lens[:i]), toks + sum(self._counts[b][:i])
+            chars += size
+            toks += self._toks[b]
+        raise AssertionError("unreachable: there is always a block")
 
-    def _move_gap(self, j: int) -> None:
-        g, n, t = self._gap, len(self.text), len(self.ids)
-        if j < g:
-            self._ends[j:g] = array("q", [e - n for e in self._ends[j:g]])
-            self._counts[j:g] = array("q", [c - t for c in self._counts[j:g]])
-        elif j > g:
-            self._ends[g:j] = array("q", [e + n for e in self._ends[g:j]])
-            self._counts[g:j] = array("q", [c + t for c in self._counts[g:j]])
-        self._gap = j
-
-    def _chunk_at(self, pos: int) -> int:
-        """Index of the first chunk ending after `pos` (the chunk holding character pos)."""
-        g = self._gap
-        if g and pos < self._ends[g - 1]:
-            return bisect_right(self._ends, pos, 0, g)
-        return bisect_right(self._ends, pos - len(self.text), g, len(self._ends))
+    def _ends_from(self, b: int, i: int, start: int) -> Iterator[int]:
+        """End offsets of the chunks from chunk i of block b (which starts at `start`) on."""
+        pos = start
+        for lens in self._lens[b:]:
+            for size in lens[i:]:
+                pos += size
+                yield pos
+            i = 0
 
     # ----- encoding -------------------------------------------------------------------------
 
@@ -177,9 +186,8 @@ class IncrementalEncoder:
             self.ids = array("i", self.tok.encode(text, allowed_special="all"))
             return Patch(0, removed, self.ids, text, True)
         self.ids = array("i", chain.from_iterable(per_chunk))
-        self._ends = array("q", accumulate(map(len, chunks)))
-        self._counts = array("q", accumulate(map(len, per_chunk)))
-        self._gap = len(self._ends)
+        self._lens, self._counts, self._chars, self._toks = [], [], [], []
+        self._set_blocks(0, 0, array("i", map(len, chunks)), array("i", map(len, per_chunk)))
         self._valid = True
         return Patch(0, removed, self.ids, text, True)
 
@@ -199,21 +207,31 @@ class IncrementalEncoder:
             if self._special.search(text, lo, min(len(text), hi)):
                 return self._whole(text)
         # Left edge: back off LOOKAHEAD characters, then over the whitespace run there.
-        j = self._chunk_at(_space_run_start(old, max(0, s - LOOKAHEAD)))
-        j = min(j, len(self._ends) - 1)
-        a = self._end(j - 1) if j else 0
+        bj, ij, a, t_start = self._locate(_space_run_start(old, max(0, s - LOOKAHEAD)))
         try:
-            chunks, resync = self._resplit(text, a, e_new, delta, j)
+            chunks, resync = self._resplit(text, a, e_new, delta, self._ends_from(bj, ij, a))
             per_chunk = self._chunk_ids(chunks)
         except UnicodeEncodeError:
             return self._whole(text)
-        k = self._chunk_at(resync - delta - 1) + 1 if resync - delta > 0 else 0
-        return self._splice(text, j, k, a, chunks, per_chunk)
+        # The old chunks from resync - delta on are kept (none if that is the old text's end).
+        if resync - delta < len(old):
+            bk, ik, _, t_end = self._locate(resync - delta)
+        else:
+            bk, ik, t_end = len(self._lens) - 1, len(self._lens[-1]), len(self.ids)
+        lens = self._lens[bj][:ij] + array("i", map(len, chunks)) + self._lens[bk][ik:]
+        counts = self._counts[bj][:ij] + array("i", map(len, per_chunk)) + self._counts[bk][ik:]
+        self._set_blocks(bj, bk + 1, lens, counts)
+        new_ids = array("i", chain.from_iterable(per_chunk))
+        self.ids[t_start:t_end] = new_ids
+        self.text = text
+        return Patch(t_start, t_end - t_start, new_ids, "".join(chunks), False)
 
-    def _resplit(self, text: str, a: int, e_new: int, delta: int, j: int) -> tuple[list[str], int]:
+    def _resplit(
+        self, text: str, a: int, e_new: int, delta: int, old_ends: Iterator[int]
+    ) -> tuple[list[str], int]:
         """The new text's chunks from a up to the first position where the scans agree again."""
         tok, out = self.tok, []
-        k = j  # old chunk whose end is compared with the scan's shifted position
+        old_end = next(old_ends, None)  # the old chunk end compared with the scan's shifted position
         pos, size = a, FIRST_SLICE
         while True:
             b = min(len(text), max(pos, e_new) + size)
@@ -230,22 +248,10 @@ class IncrementalEncoder:
                 out.append(chunk)
                 x = y
                 if y >= e_new:
-                    while k < len(self._ends) and self._end(k) < y - delta:
-                        k += 1
-                    if k == len(self._ends) or self._end(k) == y - delta:
+                    while old_end is not None and old_end < y - delta:
+                        old_end = next(old_ends, None)
+                    if old_end is None or old_end == y - delta:
                         return out, y
             if at_end:
                 return out, len(text)
             pos, size = x, size * 2
-
-    def _splice(self, text: str, j: int, k: int, a: int, chunks: list[str], per_chunk: list) -> Patch:
-        t_start = self._count(j - 1) if j else 0
-        t_end = self._count(k - 1) if k else 0
-        new_ids = array("i", chain.from_iterable(per_chunk))
-        self._move_gap(j)  # entries from j on are now relative to the old text's end
-        self._ends[j:k] = array("q", [a + e for e in accumulate(map(len, chunks))])
-        self._counts[j:k] = array("q", [t_start + c for c in accumulate(map(len, per_chunk))])
-        self._gap = j + len(chunks)  # entries after the new chunks stay relative: still right
-        self.ids[t_start:t_end] = new_ids
-        self.text = text
-        return Patch(t_start, t_end - t_start, new_ids, "".join(chunks), False)
