@@ -186,6 +186,7 @@ async function pump(panel) {
       const r0 = performance.now();
       render(panel, res, text);
       panel.lastRenderMs = performance.now() - r0;
+      noteDropped(panel, text, res);
       if (state.options.split) renderSplit(panel, text);
       if (seq === inputSeq && t) noteLatency(panel, t, text, res.ms);
       if (metrics.firstTokens === null) metrics.firstTokens = performance.now() - metrics.t0;
@@ -226,6 +227,28 @@ function applyPatch(panel, patch, base) {
   const newBytes = splice(all.bytes.subarray(0, b0), bytes, all.bytes.subarray(b1), Uint8Array);
   if (newIds.length !== n) throw new Error("internal: patch length mismatch");
   return { ids: newIds, lens: newLens, bytes: newBytes, ms, patch: { start, removed, added: ids.length } };
+}
+
+// A custom split pattern that does not match some of the text drops it silently (tiktoken does
+// the same; decode then gives the text without it): the panel says how much, so its tokens are
+// never taken for the whole text. Named patterns match every character (tests/test_patterns.py),
+// so only a custom one (its name is its regex) is checked; both sides count UTF-8 bytes, a lone
+// surrogate as U+FFFD on both.
+const utf8 = new TextEncoder();
+function noteDropped(panel, text, res) {
+  const info = panel.info || {};
+  if (info.pattern !== info.pattern_regex) {
+    delete panel.el.dataset.dropped;
+    return;
+  }
+  const total = utf8.encode(text).length;
+  const dropped = total - res.bytes.length;
+  panel.el.dataset.dropped = String(dropped);
+  if (dropped > 0) {
+    panel.stateEl.textContent =
+      `its split pattern skips ${dropped.toLocaleString("en")} of ${total.toLocaleString("en")} bytes ` +
+      "of this text (left out of the tokens)";
+  }
 }
 
 function tooSlowMessage(panel, text, e) {

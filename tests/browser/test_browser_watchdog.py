@@ -193,6 +193,28 @@ def test_hf_tokenizer_json_with_a_whitespace_pre_tokenizer_is_refused_by_name(pa
     expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
 
 
+def test_a_custom_pattern_that_skips_text_says_so_in_its_panel(page: Page, tmp_path):
+    """`\\w+` leaves ", " and "!" out of the tokens (as tiktoken does): the panel must say so."""
+    train("hello world, hello there ", 270, pattern="gpt4", name="words").save(tmp_path / "words")
+    meta = json.loads((tmp_path / "words.json").read_text())
+    meta["pattern"] = meta["pattern_regex"] = r"\w+"
+    (tmp_path / "words.json").write_text(json.dumps(meta))
+    words = Tokenizer.load(tmp_path / "words")
+    page.get_by_test_id("load-files").set_input_files([tmp_path / "words.tiktoken", tmp_path / "words.json"])
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded words")
+    page.get_by_test_id("input").fill("hello, world!")
+    wait_ids(page, "words", words.encode("hello, world!"))
+    note = panel(page, "words")
+    expect(note).to_have_attribute("data-dropped", "3")  # ",", " ", "!"
+    expect(note.get_by_test_id("panel-state")).to_contain_text("skips 3 of 13 bytes")
+    # A named pattern covers every character: no note there.
+    expect(panel(page, "cl100k_base")).not_to_have_attribute("data-dropped", re.compile("."))
+    page.get_by_test_id("input").fill("hello world")
+    wait_ids(page, "words", words.encode("hello world"))
+    expect(note).to_have_attribute("data-dropped", "1")
+    panel(page, "words").locator("button.remove").click()
+
+
 def test_loading_the_same_files_again_says_so(page: Page, slow_files):
     _, files = slow_files
     load = page.get_by_test_id("load-files")
