@@ -29,10 +29,9 @@ from __future__ import annotations
 
 import bisect
 import functools
-import re
 import threading
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal
 
 from . import encodings
 from .core import Tokenizer
@@ -111,7 +110,7 @@ class Encoding:
         By default every special token is disallowed: text from a user that spells
         "<|endoftext|>" must not silently become a control token.
         """
-        allowed = self._allowed_after_check(text, allowed_special, disallowed_special)
+        allowed = self._tokenizer.check_special(text, allowed_special, disallowed_special)
         return self._tokenizer.encode(text, allowed_special=allowed, disallowed_special=())
 
     def encode_to_numpy(
@@ -159,7 +158,7 @@ class Encoding:
         covers the unstable bytes, and (3) a split before a trailing whitespace character.
         Like tiktoken's, and like its answer an unordered set (here sorted).
         """
-        allowed = self._allowed_after_check(text, allowed_special, disallowed_special)
+        allowed = self._tokenizer.check_special(text, allowed_special, disallowed_special)
         tokens, last_len = self._encode_tracking_last_piece(text, allowed)
         if last_len == 0:  # nothing, or a special token, ends the text
             return tokens, []
@@ -316,29 +315,12 @@ class Encoding:
 
     # ----- helpers ----------------------------------------------------------------------
 
-    def _allowed_after_check(
-        self,
-        text: str,
-        allowed_special: Literal["all"] | Collection[str],
-        disallowed_special: Literal["all"] | Collection[str],
-    ) -> set[str]:
-        """tiktoken's rules: "all" means every special token; `disallowed_special="all"`
-        means every special token not allowed; an explicit disallowed set wins over allowed."""
-        allowed = self.special_tokens_set if allowed_special == "all" else set(allowed_special)
-        if disallowed_special == "all":
-            disallowed_special = self.special_tokens_set - allowed
-        if disallowed_special:
-            match = _special_token_regex(frozenset(disallowed_special)).search(text)
-            if match:
-                _raise_disallowed_special_token(match.group())
-        return allowed
-
     def _encode_tracking_last_piece(self, text: str, allowed: set[str]) -> tuple[list[int], int]:
         """`encode`, and how many of its tokens come from the text's last regex piece
         (0 when the text is empty or ends with an allowed special token)."""
         tokens = self._tokenizer.encode(text, allowed_special=allowed, disallowed_special=())
         allowed = allowed & self.special_tokens_set
-        specials = list(_special_token_regex(frozenset(allowed)).finditer(text)) if allowed else []
+        specials = list(self._tokenizer.special_regex(allowed).finditer(text)) if allowed else []
         tail = text[specials[-1].end() :] if specials else text
         pieces = self._tokenizer.split(tail)
         return tokens, len(self._encode_single_piece(pieces[-1])) if pieces else 0
@@ -410,23 +392,6 @@ def _is_white_space(char: str) -> bool:
     """Unicode White_Space, as Rust's char::is_whitespace: str.isspace() minus the four
     information separators U+001C..U+001F, which Python counts as space and Unicode does not."""
     return char.isspace() and not "\x1c" <= char <= "\x1f"
-
-
-@functools.lru_cache(maxsize=128)
-def _special_token_regex(tokens: frozenset[str]) -> re.Pattern[str]:
-    # Longest first, so a token that is a prefix of another never hides it.
-    return re.compile("|".join(re.escape(t) for t in sorted(tokens, key=lambda t: (-len(t), t))))
-
-
-def _raise_disallowed_special_token(token: str) -> NoReturn:
-    raise ValueError(
-        f"Encountered text corresponding to disallowed special token {token!r}.\n"
-        "If you want this text to be encoded as a special token, "
-        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
-        f"If you want this text to be encoded as normal text, disable the check for this token "
-        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
-    )
 
 
 # ----- the named encodings ----------------------------------------------------------------

@@ -165,27 +165,13 @@ class Tokenizer:
         one raises ValueError (it usually means untrusted text is pretending to be a
         control token); anything else is ordinary text.
         """
-        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
-        disallowed = (
-            set(self.special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
-        )
-        if disallowed:
-            match = self._special_regex(disallowed).search(text)
-            if match:
-                raise ValueError(
-                    f"Encountered text corresponding to disallowed special token {match.group()!r}.\n"
-                    f"If you want this text to be encoded as a special token, pass it to "
-                    f"`allowed_special`, e.g. `allowed_special={{{match.group()!r}, ...}}`.\n"
-                    f"If you want this text to be encoded as normal text, disable the check for "
-                    f"this token by passing `disallowed_special=(enc.special_tokens_set - {{{match.group()!r}}})`.\n"
-                    f"To disable this check for all special tokens, pass `disallowed_special=()`."
-                )
+        allowed = self.check_special(text, allowed_special, disallowed_special)
         allowed &= set(self.special_tokens)
         if not allowed:
             return self.encode_ordinary(text)
         ids: list[int] = []
         start = 0
-        for match in self._special_regex(allowed).finditer(text):
+        for match in self.special_regex(allowed).finditer(text):
             ids.extend(self.encode_ordinary(text[start : match.start()]))
             ids.append(self.special_tokens[match.group()])
             start = match.end()
@@ -196,7 +182,34 @@ class Tokenizer:
     def special_tokens_set(self) -> set[str]:
         return set(self.special_tokens)
 
-    def _special_regex(self, tokens: Collection[str]) -> re.Pattern[str]:
+    def check_special(
+        self,
+        text: str,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> set[str]:
+        """tiktoken's special-token rules: the allowed special tokens, after raising ValueError
+        (tiktoken's message) if `text` holds a disallowed one. "all" means every special token;
+        `disallowed_special="all"` means every one not allowed; an explicit set wins over allowed."""
+        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
+        disallowed = (
+            set(self.special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
+        )
+        match = self.special_regex(disallowed).search(text) if disallowed else None
+        if match:
+            token = match.group()
+            raise ValueError(
+                f"Encountered text corresponding to disallowed special token {token!r}.\n"
+                "If you want this text to be encoded as a special token, "
+                f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+                f"If you want this text to be encoded as normal text, disable the check for this token "
+                f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+                "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+            )
+        return allowed
+
+    def special_regex(self, tokens: Collection[str]) -> re.Pattern[str]:
+        """A regex matching any of `tokens` (longest first), compiled once per set."""
         key = frozenset(tokens)
         regex = self._special_regex_cache.get(key)
         if regex is None:

@@ -124,7 +124,7 @@ class IncrementalEncoder:
     def __init__(self, tok: Tokenizer) -> None:
         self.tok = tok
         self.windowed = bool(tok.pattern != NO_SPLIT and is_named(tok.pattern))
-        self._special = tok._special_regex(tok.special_tokens) if tok.special_tokens else None
+        self._special = tok.special_regex(tok.special_tokens) if tok.special_tokens else None
         self._special_len = max(map(len, tok.special_tokens), default=0)
         self.text = ""
         self.ids = array("i")  # arrays, not lists: 4-8 bytes an entry instead of 36
