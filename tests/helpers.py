@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPORA = ROOT.parent / "shared" / "corpora"
+# The shared corpora sit next to the checkout (../shared/corpora); BPE_CORPORA names them when
+# the checkout lives elsewhere (e.g. a clone in a temporary folder).
+CORPORA = Path(os.environ.get("BPE_CORPORA") or ROOT.parent / "shared" / "corpora")
 DATA = Path(__file__).resolve().parent / "data"
 
 
