@@ -128,7 +128,7 @@ def test_long_chunk_is_not_quadratic():
 
 
 def test_heap_and_scan_merge_agree():
-    from tokenizer.core import _bpe_heap, _bpe_scan
+    from tokenizer._bpe import _bpe_heap, _bpe_scan
 
     ranks = get_encoding("cl100k_base").mergeable_ranks
     for piece in [b"aaaaaaaaaaaaa", "ééééé中文中文".encode(), b"abcabcabcabcabcx" * 5, bytes(range(200))]:

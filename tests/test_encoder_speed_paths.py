@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tests.oracles import tiktoken_reference
 from tokenizer import Tokenizer, get_encoding
-from tokenizer.core import HEAP_THRESHOLD, _bpe_heap, _bpe_levels, _bpe_long, _bpe_scan, _safe_cuts
+from tokenizer._bpe import HEAP_THRESHOLD, _bpe_heap, _bpe_levels, _bpe_long, _bpe_scan, _safe_cuts
 
 ENCODINGS = ["cl100k_base", "o200k_base"]
 _REFS = {name: tiktoken_reference(name) for name in ENCODINGS}

@@ -139,7 +139,7 @@ def test_matches_reference_on_a_small_trained_base(text, more, tie_break, min_fr
 
 @pytest.mark.parametrize("tie_break", ["first", "lexical"])
 def test_matches_reference_on_long_chunks_with_tokens_longer_than_the_base_has(tie_break):
-    """Chunks over core.HEAP_THRESHOLD bytes are cut where no merge can cross, which relies on
+    """Chunks over _bpe.HEAP_THRESHOLD bytes are cut where no merge can cross, which relies on
     the longest token: new tokens soon outgrow the small base's."""
     base = train("abcabd abca", 262, pattern="none")
     docs = [("abcabcabd " * 50)[: 300 + k] for k in range(3)] + ["abd abc " * 40]

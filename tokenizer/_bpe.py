@@ -1,0 +1,244 @@
+"""The merge loop: a chunk's bytes -> ids, exactly as tiktoken merges them.
+
+Inside a chunk, repeatedly merge the adjacent pair whose concatenated bytes have the lowest
+rank (the leftmost on a tie) until no adjacent pair is a token. Short chunks use a simple
+scan (`_bpe_scan`); long ones are first cut where no merge can cross (proved per cut,
+`_safe_cuts`), and segments still long merge with a heap (`_bpe_heap`) or, for runs of one
+letter, level by level with str.replace (`_bpe_levels`), so a megabyte without a split point
+stays O(n log n) instead of quadratic (tiktoken #195). Every path gives the scan's result:
+tests/test_encoder_speed_paths.py checks them against each other and against tiktoken.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import operator
+from collections.abc import Iterable
+from itertools import compress, pairwise, repeat
+
+HEAP_THRESHOLD = 128  # bytes; longer chunks are cut into independent segments, long segments use a heap
+MIN_SEGMENT = 16  # bytes; safe cuts of a long chunk are tried at most this often (fewer checks, cheap scans)
+RUN_ALPHABET = 4  # distinct parts up to which a long segment merges whole levels with str.replace
+_SINGLE_BYTES = [bytes([b]) for b in range(256)]
+_NO_RANK = 1 << 62  # "this pair is not a token"; compares above every real rank
+
+
+def encode_piece(piece: bytes, ranks: dict[bytes, int], longest: int) -> tuple[int, ...]:
+    """The ids of one chunk's bytes (tiktoken's `_encode_native` for one piece): the whole
+    piece if it is a token, else the merge loop. `longest` is the longest token's length."""
+    rank = ranks.get(piece)
+    if rank is not None:
+        return (rank,)
+    if len(piece) > HEAP_THRESHOLD:
+        return _bpe_long(piece, ranks, longest)
+    return _bpe_scan(piece, ranks)
+
+
+def bpe_merge(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """The merge loop alone on raw bytes (UTF-8 or not), without the whole-piece lookup."""
+    if len(piece) > HEAP_THRESHOLD:
+        return list(_bpe_heap(piece, ranks))
+    return list(_bpe_scan(piece, ranks)) if piece else []
+
+
+def _bpe_scan(piece: bytes, ranks: dict[bytes, int]) -> tuple[int, ...]:
+    """tiktoken's loop: merge the leftmost lowest-rank adjacent pair until none is mergeable.
+
+    Pair ranks are kept in a list and only the merged pair's neighbours are re-ranked;
+    `min` and `index` then run at C speed, which is what makes short chunks cheap.
+    """
+    get = ranks.get
+    parts = list(map(_SINGLE_BYTES.__getitem__, piece))
+    pair_ranks = list(map(get, map(bytes.__add__, parts, parts[1:]), repeat(_NO_RANK)))
+    while pair_ranks:
+        best = min(pair_ranks)
+        if best == _NO_RANK:
+            break
+        i = pair_ranks.index(best)
+        merged = parts[i] + parts[i + 1]
+        parts[i] = merged
+        del parts[i + 1]
+        del pair_ranks[i]
+        if i < len(pair_ranks):
+            pair_ranks[i] = get(merged + parts[i + 1], _NO_RANK)
+        if i:
+            pair_ranks[i - 1] = get(parts[i - 1] + merged, _NO_RANK)
+    return tuple(map(ranks.__getitem__, parts))
+
+
+def _bpe_heap(piece: bytes, ranks: dict[bytes, int]) -> tuple[int, ...]:
+    """Same result as `_bpe_scan` in O(n log n): a heap of candidate pairs, lazily invalidated.
+
+    Part i spans piece[i:end[i]]; parts form a linked list; pair_rank[i] is the rank of the
+    pair starting at part i. Heap entries are plain ints `rank << shift | i` (ints compare
+    far faster than tuples), so ties on rank pop the leftmost start first, which is exactly
+    the scan's leftmost-lowest choice. An entry is stale unless pair_rank[i] still equals
+    its rank: a pair's bytes only ever grow, and a rank names one byte string, so equal
+    rank at the same start means the very same pair.
+    """
+    n = len(piece)
+    get = ranks.get
+    shift = n.bit_length()
+    mask = (1 << shift) - 1
+    singles = list(map(_SINGLE_BYTES.__getitem__, piece))
+    pair_rank = list(map(get, map(bytes.__add__, singles, singles[1:]), repeat(_NO_RANK)))
+    pair_rank.append(_NO_RANK)
+    heap = [rank << shift | i for i, rank in enumerate(pair_rank) if rank != _NO_RANK]
+    heapq.heapify(heap)
+    end = list(range(1, n + 1))
+    prev = list(range(-1, n - 1))
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        key = pop(heap)
+        i = key & mask
+        if pair_rank[i] != key >> shift:
+            continue
+        j = end[i]
+        k = end[j]
+        pair_rank[j] = _NO_RANK
+        end[i] = k
+        if k < n:
+            prev[k] = i
+            rank = get(piece[i : end[k]], _NO_RANK)
+        else:
+            rank = _NO_RANK
+        pair_rank[i] = rank
+        if rank != _NO_RANK:
+            push(heap, rank << shift | i)
+        p = prev[i]
+        if p >= 0:
+            rank = get(piece[p:k], _NO_RANK)
+            pair_rank[p] = rank
+            if rank != _NO_RANK:
+                push(heap, rank << shift | p)
+    ids = []
+    i = 0
+    while i < n:
+        ids.append(ranks[piece[i : end[i]]])
+        i = end[i]
+    return tuple(ids)
+
+
+def _bpe_long(piece: bytes, ranks: dict[bytes, int], longest: int) -> tuple[int, ...]:
+    """A long chunk, merged as independent segments cut where no merge can ever cross.
+
+    Why a safe cut changes nothing: let the cut at p separate segment A (left) from B
+    (right). While no merge has crossed p, the part ending at p is a token that is a
+    suffix of A and the part starting at p a token that is a prefix of B; `_cut_is_safe`
+    checks that no such two concatenate to a token, so the pair across p is never
+    mergeable and the first crossing merge never happens. Each step of the whole run then
+    merges the lowest (leftmost) pair of some segment, which is that segment's own next
+    step: every segment ends exactly as it would alone. This holds for any ranks.
+
+    Segments repeat in real text (and in 1 MB of random CJK), so each distinct one is
+    merged once. Segments with no safe cut inside stay whole: a run of one letter merges
+    level by level with str.replace (`_bpe_levels`), anything else with the heap.
+    """
+    ids: list[int] = []
+    done: dict[bytes, tuple[int, ...]] = {}
+    cuts = _safe_cuts(piece, ranks, longest)
+    for a, b in pairwise(cuts):
+        segment = piece[a:b]
+        segment_ids = done.get(segment)
+        if segment_ids is None:
+            rank = ranks.get(segment)
+            if rank is not None:
+                segment_ids = (rank,)
+            elif b - a <= HEAP_THRESHOLD:
+                segment_ids = _bpe_scan(segment, ranks)
+            else:
+                segment_ids = _bpe_levels(segment, ranks) or _bpe_heap(segment, ranks)
+            done[segment] = segment_ids
+        ids.extend(segment_ids)
+    return tuple(ids)
+
+
+def _safe_cuts(piece: bytes, ranks: dict[bytes, int], longest: int) -> list[int]:
+    """Cut positions (0 and len(piece) included) that `_cut_is_safe` proves independent.
+
+    Candidates are positions whose two neighbouring bytes are not a token, at least
+    MIN_SEGMENT apart. Each is checked against its neighbouring candidates; a failed one
+    is dropped, which widens its neighbours' segments, so they are checked again until
+    nothing fails (a wider segment has more suffixes and prefixes: never safer).
+    """
+    singles = list(map(_SINGLE_BYTES.__getitem__, piece))
+    joined = map(ranks.__contains__, map(bytes.__add__, singles, singles[1:]))
+    candidates = list(compress(range(1, len(piece)), map(operator.not_, joined)))
+    cuts = [0]
+    i = bisect.bisect_left(candidates, MIN_SEGMENT)
+    while i < len(candidates):
+        cuts.append(candidates[i])
+        i = bisect.bisect_left(candidates, candidates[i] + MIN_SEGMENT, i + 1)
+    cuts.append(len(piece))
+    check: Iterable[int] = range(1, len(cuts) - 1)
+    while True:
+        unsafe = {
+            cuts[k]
+            for k in check
+            if not _cut_is_safe(piece, cuts[k - 1], cuts[k], cuts[k + 1], ranks, longest)
+        }
+        if not unsafe:
+            return cuts
+        old_next = dict(pairwise(cuts))
+        old_prev = {b: a for a, b in old_next.items()}
+        cuts = [p for p in cuts if p not in unsafe]
+        check = [
+            k
+            for k in range(1, len(cuts) - 1)
+            if old_prev[cuts[k]] != cuts[k - 1] or old_next[cuts[k]] != cuts[k + 1]
+        ]
+
+
+def _cut_is_safe(piece: bytes, a: int, p: int, b: int, ranks: dict[bytes, int], longest: int) -> bool:
+    """No token suffix of piece[a:p] followed by a token prefix of piece[p:b] makes a token."""
+    suffixes = [k for k in range(1, min(p - a, longest) + 1) if piece[p - k : p] in ranks]
+    prefixes = [m for m in range(1, min(b - p, longest) + 1) if piece[p : p + m] in ranks]
+    for k in suffixes:
+        for m in prefixes:
+            if k + m > longest:
+                break
+            if piece[p - k : p + m] in ranks:
+                return False
+    return True
+
+
+def _bpe_levels(piece: bytes, ranks: dict[bytes, int]) -> tuple[int, ...] | None:
+    """A segment of very few distinct bytes (1 MB of 'a'), one whole rank level at a time.
+
+    Parts are the characters chr(id) of a str. When the lowest present pair (a, b) makes
+    token T, the scan merges its leftmost occurrence, and the next leftmost one, and so
+    on, exactly as str.replace(a + b, T) does, provided that no other split of T is
+    present and no pair T makes with a neighbour (a part of the alphabet, or T itself)
+    ranks below T: then every pair a merge creates ranks above T and T stays the lowest
+    until its occurrences are used up. If any condition fails, or the alphabet outgrows
+    RUN_ALPHABET, returns None and the caller uses the heap (nothing is lost but time).
+    """
+    token_of = {chr(rank): token for token, rank in ((bytes([b]), ranks[bytes([b])]) for b in set(piece))}
+    if len(token_of) > RUN_ALPHABET:
+        return None
+    text = "".join(map(chr, map(ranks.__getitem__, map(_SINGLE_BYTES.__getitem__, piece))))
+    while True:
+        present = sorted(
+            (rank, a + b)
+            for a, left in token_of.items()
+            for b, right in token_of.items()
+            if (rank := ranks.get(left + right)) is not None and a + b in text
+        )
+        if not present:
+            return tuple(map(ord, text))
+        rank, pair = present[0]
+        if len(present) > 1 and present[1][0] == rank:
+            return None  # two splits of one token: the replace below would favour one
+        merged = token_of[pair[0]] + token_of[pair[1]]
+        neighbours = [*token_of.values(), merged]
+        if any(
+            ranks.get(x + merged, _NO_RANK) < rank or ranks.get(merged + x, _NO_RANK) < rank
+            for x in neighbours
+        ):
+            return None
+        text = text.replace(pair, chr(rank))
+        token_of[chr(rank)] = merged
+        token_of = {c: token_of[c] for c in set(text)}
+        if len(token_of) > RUN_ALPHABET:
+            return None
