@@ -31,13 +31,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _message(error: Exception) -> str:
+    """One line for the user: an OS error names its file and the reason, without errno noise."""
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror} (check the path and its permissions)"
+    return str(error).rstrip()  # tiktoken's messages end in a newline
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; ValueError and OSError become `error: ...` on stderr and exit code 2."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except (ValueError, OSError) as e:
-        print(f"error: {str(e).rstrip()}", file=sys.stderr)  # tiktoken's messages end in a newline
+        print(f"error: {_message(e)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
