@@ -150,3 +150,33 @@ def test_language_errors():
 
 def test_corpora_folder_is_there():
     assert (CORPORA / "udhr_all.txt").is_file()
+
+
+def test_imported_tokenizer_json_counts_and_sweep_equal_hf_tokenizers(tmp_path):
+    """A tokenizer.json counted by HF `tokenizers` itself, whole and cut to its first V ids
+    (vocab entries below V, merges that make them), gives our text_stats and sweep figures."""
+    import json
+
+    hf = pytest.importorskip("tokenizers")
+    from tokenizer.hf_export import export_hf
+    from tokenizer.loading import load_any
+    from tokenizer.train import train
+
+    text = corpus_text("udhr_sample.txt", 120_000)
+    held_out = corpus_text("pg_multilingual.txt", 60_000)
+    path = tmp_path / "tokenizer.json"
+    export_hf(train(text, 1200, pattern="gpt4", min_frequency=1), path)
+    imported = load_any(str(path))
+    whole = hf.Tokenizer.from_file(str(path))
+    assert text_stats(imported, held_out)["tokens"] == len(whole.encode(held_out).ids)
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    sizes = [256, 400, 900, 1200]
+    for row, v in zip(sweep(imported, [held_out], sizes, name="hf"), sizes, strict=True):
+        cut = json.loads(json.dumps(spec))
+        cut["model"]["vocab"] = {s: i for s, i in spec["model"]["vocab"].items() if i < v}
+        merges = [m.split(" ") if isinstance(m, str) else m for m in spec["model"]["merges"]]
+        kept = cut["model"]["vocab"]
+        cut["model"]["merges"] = [m for m in merges if all(x in kept for x in (*m, "".join(m)))]
+        cut["added_tokens"] = []
+        hf_cut = hf.Tokenizer.from_str(json.dumps(cut))
+        assert row["tokens"] == len(hf_cut.encode(held_out).ids), v
