@@ -104,3 +104,36 @@ def test_a_corpus_that_is_not_theirs_is_refused(first_and_lexical):
         diff(a, b, corpus=corpus_text("tinyshakespeare.txt", 50_000))
     with pytest.raises(ValueError, match="trained here"):
         diff(get_encoding("gpt2"), get_encoding("r50k_base"), corpus="x")
+
+
+def test_imported_tokenizer_json_diff_equals_hf_vocab(tmp_path):
+    """A HF-trained tokenizer.json against gpt2: the counts are set operations on the byte
+    strings of HF's own vocabulary (special tokens left out), the first difference by id."""
+    hf = pytest.importorskip("tokenizers")
+    from tokenizer.hf_conventions import bytes_to_unicode
+    from tokenizer.loading import load_any
+
+    hf_tok = hf.Tokenizer(hf.models.BPE())
+    hf_tok.pre_tokenizer = hf.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = hf.trainers.BpeTrainer(
+        vocab_size=800,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=hf.pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    hf_tok.train_from_iterator([corpus_text("udhr_sample.txt", 80_000)], trainer)
+    path = tmp_path / "tokenizer.json"
+    hf_tok.save(str(path))
+    to_byte = {c: b for b, c in bytes_to_unicode().items()}
+    special = set(hf_tok.get_added_tokens_decoder())
+    ours = {bytes(map(to_byte.__getitem__, s)): i for s, i in hf_tok.get_vocab().items() if i not in special}
+    gpt2 = tiktoken_reference("gpt2")._mergeable_ranks
+    got = diff(load_any(str(path)), get_encoding("gpt2"))
+    assert (got["common"], got["only_a"], got["only_b"]) == (
+        len(ours.keys() & gpt2.keys()),
+        len(ours.keys() - gpt2.keys()),
+        len(gpt2.keys() - ours.keys()),
+    )
+    # Ranks are ids: HF gives id 0 to the special token, so the tables differ at rank 0.
+    by_id = [{i: t for t, i in ranks.items()} for ranks in (ours, gpt2)]
+    assert got["first_difference"] == next(r for r in range(50257) if by_id[0].get(r) != by_id[1].get(r)) == 0
