@@ -25,6 +25,10 @@ DEFAULTS: dict[str, Any] = {
     "MAX_VOCAB": 65536,
     "MAX_SPECIAL_TOKENS": 256,  # tokens: far more than any real tokenizer declares
     "MAX_FILES": 64,  # files: corpus files in one request
+    # bytes: each uploaded base tokenizer file (`base_file`), checked while it streams in. The
+    # page loads files up to this size (web/io.js MAX_LOAD_BYTES), so any panel can be a base;
+    # the biggest real one, o200k_base's tokenizer.json, is about 9 MB.
+    "MAX_BASE_FILE_BYTES": 64 * 1024 * 1024,
     "MAX_QUEUED_JOBS": 4,  # jobs waiting (not running) before POST /api/train says 429
     "MAX_RUNNING_JOBS": 1,  # jobs: training is CPU- and memory-heavy, one at a time by default
     "TRAIN_WORKERS": None,  # processes: passed to train(workers=...); None lets the trainer decide

@@ -12,13 +12,14 @@ said 413). This parser is the same sans-IO multipart decoder driven by a loop th
   (percent-encoding may triple the bytes of a field), then the same per-field checks.
 
 Uploaded files still stream to the request's `_get_file_stream` (train.UploadRequest writes
-them into the job's folder), unbounded here: MAX_UPLOAD_BYTES bounds the whole body.
+them into the job's folder): MAX_UPLOAD_BYTES bounds the whole body, and a file field named in
+`max_file_bytes` (a base tokenizer file) is bounded part by part while it arrives (413).
 """
 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 from urllib.parse import unquote_to_bytes
 
@@ -44,6 +45,7 @@ class BoundedFormParser(FormDataParser):
         max_form_parts: int,
         max_text_bytes: int,
         max_field_bytes: int,
+        max_file_bytes: Mapping[str, int] | None = None,
         cls: type[MultiDict] | None = None,
     ) -> None:
         super().__init__(
@@ -56,6 +58,7 @@ class BoundedFormParser(FormDataParser):
         )
         self.max_text_bytes = max_text_bytes
         self.max_field_bytes = max_field_bytes
+        self.max_file_bytes = dict(max_file_bytes or {})  # file field -> bytes per file
 
     def parse(self, stream, mimetype, content_length, options=None) -> tuple[Any, MultiDict, MultiDict]:
         try:
@@ -87,7 +90,8 @@ class BoundedFormParser(FormDataParser):
                 if isinstance(event, Field):
                     part, chunks, size = event, [], 0
                 elif isinstance(event, File):
-                    part, out = event, werkzeug_parts.start_file_streaming(event, content_length)
+                    part, size = event, 0
+                    out = werkzeug_parts.start_file_streaming(event, content_length)
                 elif isinstance(event, Data) and isinstance(part, Field):
                     size += len(event.data)
                     self._check_size(part.name, size)
@@ -96,6 +100,8 @@ class BoundedFormParser(FormDataParser):
                         charset = werkzeug_parts.get_part_charset(part.headers)
                         fields.append((part.name, self._decode(part.name, b"".join(chunks), charset)))
                 elif isinstance(event, Data) and out is not None and isinstance(part, File):
+                    size += len(event.data)
+                    self._check_file_size(part, size)
                     out.write(event.data)
                     if not event.more_data:
                         out.seek(0)
@@ -132,6 +138,15 @@ class BoundedFormParser(FormDataParser):
         limit = self.max_text_bytes if name == TEXT_FIELD else self.max_field_bytes
         if size > limit:
             self._too_large(name, limit)
+
+    def _check_file_size(self, part: File, size: int) -> None:
+        limit = self.max_file_bytes.get(part.name)
+        if limit is not None and size > limit:
+            raise ApiError(
+                413,
+                f"the file {(part.filename or '')[:60]!r} in the field {part.name[:40]!r} is over "
+                f"{human_size(limit)}, the most a tokenizer file may have here; is it the right file?",
+            )
 
     def _too_large(self, name: str, limit: int) -> None:
         if name == TEXT_FIELD:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
-from werkzeug.datastructures import MultiDict
+from werkzeug.datastructures import FileStorage, MultiDict
 
 from tokenizer import patterns
+from tokenizer.core import Tokenizer
 from tokenizer.encodings import list_encodings
 from tokenizer.patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
 from tokenizer.regex_check import check_split_regex
@@ -230,11 +233,20 @@ TRAIN_ONLY_FIELDS = {
 }
 
 
-def resolve_base(form: MultiDict, data_dir: Path) -> str | None:
+def resolve_base(form: MultiDict, data_dir: Path, *, uploaded: bool = False) -> str | None:
     """The tokenizer to extend, by name: a reference encoding or a tokenizer trained on this
     server (a regular .tiktoken + .json pair in the data folder). Never a path: the name must
-    pass the same check as `name`, so it cannot leave the data folder. None: train from bytes."""
+    pass the same check as `name`, so it cannot leave the data folder. None: train from bytes,
+    or (`uploaded`) extend the file(s) sent in BASE_FILE_FIELD, which store_base_upload reads."""
     raw = form.get("base", "").strip()
+    if uploaded:
+        if raw:
+            raise ApiError(
+                400,
+                f"send one base: 'base' (a name) or {BASE_FILE_FIELD!r} (tokenizer files), not both",
+            )
+        _refuse_training_fields(form)
+        return None
     if not raw:
         for field in BASE_ONLY_FIELDS:
             if form.get(field, "").strip():
@@ -243,9 +255,7 @@ def resolve_base(form: MultiDict, data_dir: Path) -> str | None:
                 )
         return None
     if raw in list_encodings() or (NAME_RE.fullmatch(raw) and stored_pair(data_dir, raw)):
-        for field, why in TRAIN_ONLY_FIELDS.items():
-            if form.get(field, "").strip():
-                raise ApiError(400, f"{field!r} cannot be combined with a base: {why}")
+        _refuse_training_fields(form)
         return raw
     raise ApiError(
         400,
@@ -254,9 +264,89 @@ def resolve_base(form: MultiDict, data_dir: Path) -> str | None:
     )
 
 
+def _refuse_training_fields(form: MultiDict) -> None:
+    for field, why in TRAIN_ONLY_FIELDS.items():
+        if form.get(field, "").strip():
+            raise ApiError(400, f"{field!r} cannot be combined with a base: {why}")
+
+
 def stored_pair(data_dir: Path, name: str) -> tuple[Path, Path] | None:
     """NAME.tiktoken and NAME.json in the data folder when both are regular files (no symlinks)."""
     pair = (data_dir / f"{name}.tiktoken", data_dir / f"{name}.json")
     if all(p.is_file() and not p.is_symlink() for p in pair):
         return pair
     return None
+
+
+# ----- extension of an uploaded tokenizer: POST /api/train with `base_file` ------------------
+
+BASE_FILE_FIELD = "base_file"  # the file field of a base tokenizer loaded from the user's disk
+# What the library's reader (tokenizer.readers) loads, and the one file that may come with
+# another: a .tiktoken next to its .json (our pair). A tokenizer.json or a .model comes alone.
+TIKTOKEN, JSON, MINBPE = ".tiktoken", ".json", ".model"
+BASE_FILE_KINDS = (TIKTOKEN, JSON, MINBPE)
+
+
+@dataclass(frozen=True)
+class UploadedBase:
+    """A base tokenizer the user sent, stored in the job's folder and loaded once to check it."""
+
+    name: str  # the tokenizer's name as the library names it (the page's panel, unless suffixed)
+    path: str  # the stored file Tokenizer.load reads in the job: the very bytes that were sent
+    files: list[str]  # the user's file names, shown back and kept in the result's metadata
+
+
+def store_base_upload(uploads: list[FileStorage], base_dir: Path) -> UploadedBase:
+    """Move the uploaded base file(s) into `base_dir` under their own names and load them with
+    `Tokenizer.load`, the reader the job uses on the same files: a file it refuses is a 400
+    naming the file and the reason (tokenizer.readers' message), before any job exists.
+
+    The names are kept because the library names a tokenizer after its file (a bare .tiktoken,
+    a tokenizer.json, a .model), exactly as the page does when the user loads the same file."""
+    for storage in uploads:
+        storage.close()  # flushes: read by path below and in the job
+    by_kind = _base_files(uploads)
+    stems = {Path(label).stem for label, _ in by_kind.values()}
+    if len(stems) > 1:
+        raise ApiError(
+            400,
+            f"{BASE_FILE_FIELD}: {' and '.join(label for label, _ in by_kind.values())} have different "
+            "names; a .tiktoken goes with the .json of the same name",
+        )
+    stem = stems.pop()
+    base_dir.mkdir()
+    for kind, (_, path) in by_kind.items():
+        path.rename(base_dir / f"{stem}{kind}")  # the suffix as the reader spells it
+    main = base_dir / f"{stem}{next(kind for kind in (MINBPE, JSON, TIKTOKEN) if kind in by_kind)}"
+    labels = [label for label, _ in by_kind.values()]
+    try:
+        tok = Tokenizer.load(main)
+    except (ValueError, OSError, RecursionError) as e:  # TokenizerFileError is a ValueError
+        reason = str(e).replace(f"{base_dir}{os.sep}", "")
+        raise ApiError(
+            400, f"{BASE_FILE_FIELD} {' + '.join(labels)} is not a tokenizer the library loads: {reason}"
+        ) from None
+    return UploadedBase(name=tok.name, path=str(main), files=labels)
+
+
+def _base_files(uploads: list[FileStorage]) -> dict[str, tuple[str, Path]]:
+    """kind (suffix) -> (the user's file name, the uploaded file), every file checked by name."""
+    by_kind: dict[str, tuple[str, Path]] = {}
+    for i, storage in enumerate(uploads):
+        label = display_filename(storage.filename, i)
+        path = Path(storage.stream.name)
+        kind = Path(label).suffix.lower()
+        if kind not in BASE_FILE_KINDS or Path(label).stem in ("", "."):
+            raise ApiError(
+                400,
+                f"{BASE_FILE_FIELD} {label[:60]!r}: expected a tokenizer file: a .tiktoken (and its .json), "
+                "a Hugging Face tokenizer.json or a minbpe .model",
+            )
+        if path.stat().st_size == 0:
+            raise ApiError(400, f"{BASE_FILE_FIELD} {label[:60]!r} is empty")
+        if kind in by_kind:
+            raise ApiError(400, f"{BASE_FILE_FIELD}: two {kind} files; send the files of one tokenizer")
+        by_kind[kind] = (label, path)
+    if MINBPE in by_kind and len(by_kind) > 1:
+        raise ApiError(400, f"{BASE_FILE_FIELD}: a minbpe .model is a whole tokenizer; send it alone")
+    return by_kind

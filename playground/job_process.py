@@ -114,8 +114,9 @@ def _train(spec: dict[str, Any], paths: list[Path], progress: Progress, warn: Wa
 def _extend(
     spec: dict[str, Any], paths: list[Path], progress: Progress, warn: Warn
 ) -> tuple[Tokenizer, dict]:
-    """tokenizer.extend of the base: a reference encoding by name, or the copy of a trained
-    tokenizer that the view put into the job's folder (`base_stem`)."""
+    """tokenizer.extend of the base: a reference encoding by name, or the file(s) the view put
+    into the job's folder (`base_stem`): the copy of a trained tokenizer, or the upload of one
+    the user loaded into the page (`base_files`: its file names, kept in the metadata)."""
     stem = spec.get("base_stem")
     base = Tokenizer.load(stem) if stem else get_encoding(spec["base"])
     base.name = spec["base"]
@@ -128,6 +129,8 @@ def _extend(
         workers=spec["workers"],
         progress=progress,
     )
+    if spec.get("base_files"):
+        tok.metadata["extension"]["base_files"] = spec["base_files"]
     if tok.metadata.get("stopped_early"):
         added = tok.metadata["extension"]["added"]
         warn(f"stopped after {added} of {spec['add']} new merges: {tok.metadata['stop_reason']}")

@@ -1,9 +1,14 @@
 """POST /api/train: check the form, stream the corpus into the job's folder, queue the job -> 202.
 
 Two kinds of job: training from bytes (vocab_size, pattern, special_tokens) and extension
-(`base`: a reference encoding or a tokenizer trained here, and `add` new merges: the base's
-ids, pattern and special tokens are kept; tokenizer.extend). Fields of the one kind sent with
-the other are refused, never silently ignored.
+(`base`: a reference encoding or a tokenizer trained here, or `base_file`: the file(s) of a
+tokenizer the user loaded into the page, and `add` new merges: the base's ids, pattern and
+special tokens are kept; tokenizer.extend). Fields of the one kind sent with the other are
+refused, never silently ignored.
+
+An uploaded base is bounded while it streams in (MAX_BASE_FILE_BYTES), loaded once by the
+library's reader before the job is queued (a refused file is a 400 naming it), and kept as sent
+in the job's folder, where the job loads it exactly as it loads the copy of a trained base.
 
 Uploaded files are written straight into the folder the job will train from (`UploadRequest`),
 so a 200 MB corpus is never held in memory and never copied. Every check runs before the job
@@ -51,6 +56,7 @@ class UploadRequest(Flask.request_class):  # type: ignore[misc, valid-type]
             max_form_parts=cfg["MAX_FORM_PARTS"],
             max_text_bytes=cfg["MAX_TEXT_BYTES"],
             max_field_bytes=cfg["MAX_FIELD_BYTES"],
+            max_file_bytes={forms.BASE_FILE_FIELD: cfg["MAX_BASE_FILE_BYTES"]},
             cls=self.parameter_storage_class,
         )
 
@@ -86,14 +92,17 @@ def train_submit() -> tuple[Response, int]:
 
 def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Response, int]:
     files = request.files.getlist("corpus")  # parses the body: uploads stream into job_dir
-    unexpected = [k for k in request.files if k != "corpus"]
+    base_files = request.files.getlist(forms.BASE_FILE_FIELD)
+    unexpected = [k for k in request.files if k not in ("corpus", forms.BASE_FILE_FIELD)]
     if unexpected:
         raise ApiError(
-            400, f"unexpected file field {unexpected[0][:40]!r}; send corpus files in the field 'corpus'"
+            400,
+            f"unexpected file field {unexpected[0][:40]!r}; send corpus files in the field 'corpus' "
+            f"and the files of a base tokenizer in {forms.BASE_FILE_FIELD!r}",
         )
     form = request.form
-    base = forms.resolve_base(form, cfg["DATA_DIR"])
-    if base is None:
+    base = forms.resolve_base(form, cfg["DATA_DIR"], uploaded=bool(base_files))
+    if base is None and not base_files:
         vocab_size = forms.form_int(form, "vocab_size", default=None, lo=MIN_VOCAB, hi=cfg["MAX_VOCAB"])
         add = None
         pattern, pattern_label = forms.resolve_pattern(form)
@@ -103,6 +112,9 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
         vocab_size, pattern, pattern_label, special = None, None, None, []
     tie_break = forms.tie_break(form)
     min_frequency = forms.form_int(form, "min_frequency", default=MIN_FREQUENCY, lo=1, hi=MAX_MIN_FREQUENCY)
+    uploaded = forms.store_base_upload(base_files, job_dir / "base") if base_files else None
+    if uploaded is not None:
+        base = uploaded.name
     corpus = _corpus(files, form.get("text", ""), job_dir, cfg["MAX_FILES"])
     total = sum(forms.check_utf8(Path(path), label) for path, label in corpus)
     if total == 0:
@@ -123,7 +135,8 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
         params={
             "vocab_size": vocab_size,
             "base": base,
-            "base_stem": _copy_base(jobs, base, cfg["DATA_DIR"], job_dir),
+            "base_stem": uploaded.path if uploaded else _copy_base(jobs, base, cfg["DATA_DIR"], job_dir),
+            "base_files": uploaded.files if uploaded else None,
             "add": add,
             "pattern": pattern,
             "pattern_label": pattern_label,

@@ -8,6 +8,8 @@ base). Every refused request leaves nothing behind and queues no job.
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +18,9 @@ import pytest
 from tests.helpers import CORPORA
 from tests.server_helpers import GOOD, LiveServer, corpus_file, leftovers, post_train, save_tokenizer
 from tokenizer import Tokenizer, extend, get_encoding
+from tokenizer.formats import minbpe_text, write_tiktoken
+from tokenizer.hf_export import export_hf, to_hf_json
+from tokenizer.train import train
 
 SMALL = CORPORA / "taylorswift.txt"
 PROBES = [
@@ -144,3 +149,170 @@ def test_symlinked_base_is_refused(client, server_dirs, tmp_path):
     resp = post_train(client, corpus=corpus_file(GOOD), base="linked", add="5")
     assert resp.status_code == 400
     assert "unknown base 'linked'" in resp.get_json()["error"]
+
+
+# ----- a base the user loaded into the page: its file(s) uploaded in `base_file` -------------
+
+EXTEND_CORPUS = CORPORA / "code_python.txt"  # what the uploaded bases learn their new merges from
+
+
+@pytest.fixture(scope="module")
+def swift_base() -> Tokenizer:
+    """A real trained base (300 ids, GPT-2's split, one special token), not a reference encoding."""
+    return train(
+        SMALL.read_text(encoding="utf-8")[:20_000],
+        300,
+        pattern="gpt2",
+        special_tokens=["<|end|>"],
+        name="swift300",
+    )
+
+
+def base_files(kind: str, tok: Tokenizer, folder: Path) -> list[Path]:
+    """`tok` written as the page's user would load it: our pair, a bare .tiktoken (it splits with
+    GPT-4's pattern, as everywhere a .tiktoken comes alone), a HF tokenizer.json, a minbpe .model."""
+    folder.mkdir()
+    if kind == "pair":
+        tok.save(folder / "swift300")
+        return [folder / "swift300.tiktoken", folder / "swift300.json"]
+    if kind == "tiktoken":
+        write_tiktoken(folder / "bare.tiktoken", tok.mergeable_ranks)
+        return [folder / "bare.tiktoken"]
+    if kind == "hf":
+        export_hf(tok, folder / "tokenizer.json")
+        return [folder / "tokenizer.json"]
+    (folder / "swift.model").write_text(minbpe_text(tok), encoding="utf-8")
+    return [folder / "swift.model"]
+
+
+def post_with_base(server: LiveServer, uploads: list[Path], corpus: Path, **fields):
+    handles = [("corpus", (corpus.name, corpus.read_bytes(), "text/plain"))]
+    handles += [("base_file", (p.name, p.read_bytes(), "application/octet-stream")) for p in uploads]
+    return server.requests.post(
+        server.base + "/api/train", files=handles, data=fields, headers=server.origin, timeout=60
+    )
+
+
+@pytest.mark.parametrize("kind", ["pair", "tiktoken", "hf", "model"])
+def test_extend_an_uploaded_base_like_the_library(server, tmp_path, swift_base, kind):
+    uploads = base_files(kind, swift_base, tmp_path / "upload")
+    oracle_base = Tokenizer.load(uploads[-1])  # the library's reader on the same files
+    name = f"up-{kind}"
+    resp = post_with_base(server, uploads, EXTEND_CORPUS, add="30", name=name)
+    assert resp.status_code == 202, resp.text
+    final = server.wait(resp.json()["job"], lambda s: s["state"] in FINAL, timeout=120)
+    assert final["state"] == "done", final
+    want = extend(oracle_base, [EXTEND_CORPUS], 30)
+    got = download(server, name, tmp_path)
+
+    assert got.mergeable_ranks == want.mergeable_ranks
+    assert got.special_tokens == oracle_base.special_tokens
+    assert got.pattern_regex == oracle_base.pattern_regex
+    for text in [*PROBES, EXTEND_CORPUS.read_text(encoding="utf-8")[:3000]]:
+        assert got.encode(text, allowed_special="all") == want.encode(text, allowed_special="all")
+    assert want.metadata["extension"]["added"] == 30
+
+    # What it extended: the tokenizer's name (as the library and the page name it) and the files.
+    labels = [p.name for p in uploads]
+    assert final["params"]["base"] == oracle_base.name and final["params"]["base_files"] == labels
+    assert "base_stem" not in final["params"]
+    summary = final["result"]["extension"]
+    assert summary["base"] == oracle_base.name and summary["base_files"] == labels
+    assert got.metadata["extension"]["base_files"] == labels
+    assert server.get(f"/api/tokenizers/{name}").json()["extension"] == summary
+    assert not list((server.data_dir / ".jobs").iterdir())  # the upload went with the job's folder
+
+
+def test_uploaded_base_gets_an_automatic_name(server, tmp_path, swift_base):
+    uploads = base_files("hf", swift_base, tmp_path / "upload")
+    resp = post_with_base(server, uploads, SMALL, add="3")
+    assert resp.status_code == 202, resp.text
+    final = server.wait(resp.json()["job"], lambda s: s["state"] in FINAL, timeout=120)
+    assert final["state"] == "done" and final["name"] == "tokenizer-plus3", final
+
+
+def hf_json(**changes) -> bytes:
+    obj = to_hf_json(Tokenizer.from_merges([(104, 101)], "gpt2", [], name="tiny"))
+    return json.dumps({**obj, **changes}).encode()
+
+
+TINY_PAIR = Tokenizer.from_merges([(104, 101)], "gpt4", ["<|end|>"], name="tiny")
+
+
+@pytest.mark.parametrize(
+    "uploads, fields, fragment",
+    [
+        (
+            [("x.tiktoken", b"hello world\n")],
+            {},
+            "base_file x.tiktoken is not a tokenizer the library loads: x.tiktoken:1",
+        ),
+        ([("x.json", b"{not json")], {}, "base_file x.json is not a tokenizer the library loads: x.json"),
+        ([("x.json", b"\xff\xfe{}")], {}, "x.json"),
+        ([("x.json", b"[" * 5_000)], {}, "nested"),
+        (
+            [("tokenizer.json", hf_json(normalizer={"type": "Lowercase"}))],
+            {},
+            "normalizer",
+        ),
+        ([("tokenizer.json", hf_json(model={"type": "Unigram", "vocab": []}))], {}, "model"),
+        ([("corpus.txt", b"abc")], {}, "base_file 'corpus.txt': expected a tokenizer file"),
+        ([("x", b"abc")], {}, "expected a tokenizer file"),
+        ([("x.json", b"")], {}, "base_file 'x.json' is empty"),
+        ([("a.json", b"{}"), ("b.json", b"{}")], {}, "two .json files"),
+        ([("a.tiktoken", b"aGU= 256\n"), ("b.json", b"{}")], {}, "have different names"),
+        ([("a.model", b"minbpe v1\n\n0\n"), ("a.json", b"{}")], {}, "send it alone"),
+        (
+            [("x.model", b"minbpe v1\n\n0\n")],
+            {"base": "gpt2"},
+            "send one base: 'base' (a name) or 'base_file'",
+        ),
+        (
+            [("x.model", b"minbpe v1\n\n0\n")],
+            {"vocab_size": "300"},
+            "'vocab_size' cannot be combined with a base",
+        ),
+        ([("x.model", b"minbpe v1\n\n0\n")], {"special_tokens": "<a>"}, "special tokens are kept"),
+        ([("x.model", b"minbpe v1\n\n0\n")], {"add": ""}, "add is required"),
+    ],
+)
+def test_bad_base_uploads(client, server_dirs, uploads, fields, fragment):
+    _, data = server_dirs
+    data.mkdir(exist_ok=True)
+    before = sorted(leftovers(data))
+    files = [(io.BytesIO(content), filename) for filename, content in uploads]
+    resp = post_train(client, corpus=corpus_file(GOOD), base_file=files, **{"add": "5", **fields})
+    assert resp.status_code == 400, resp.get_json()
+    assert fragment in resp.get_json()["error"]
+    assert sorted(leftovers(data)) == before  # the uploads and the job folder removed
+    assert client.get("/api/jobs").get_json()["jobs"] == []
+
+
+def test_a_good_tiny_pair_is_accepted(client, server_dirs, tmp_path):
+    """The refusals above are about the files: the same request with a good pair is queued."""
+    TINY_PAIR.save(tmp_path / "tiny")
+    files = [(io.BytesIO((tmp_path / f"tiny{s}").read_bytes()), f"tiny{s}") for s in (".tiktoken", ".json")]
+    resp = post_train(client, corpus=corpus_file(GOOD), base_file=files, add="5")
+    assert resp.status_code == 202, resp.get_json()
+    assert resp.get_json()["name"] == "tiny-plus5"
+
+
+def test_too_big_base_file_is_refused_while_it_streams(server_dirs):
+    """MAX_BASE_FILE_BYTES bounds each base file as it arrives: 413 naming the file and field."""
+    from playground import create_app
+
+    web, data = server_dirs
+    app = create_app({"WEB_DIR": web, "DATA_DIR": data, "MAX_BASE_FILE_BYTES": 4096})
+    try:
+        client = app.test_client()
+        big = (io.BytesIO(b"aGU= 256\n" * 1000), "big.tiktoken")
+        resp = post_train(client, corpus=corpus_file(GOOD), base_file=[big], add="5")
+        assert resp.status_code == 413, resp.get_json()
+        error = resp.get_json()["error"]
+        assert "'big.tiktoken' in the field 'base_file' is over 4 KB" in error
+        assert leftovers(data) == [] and client.get("/api/jobs").get_json()["jobs"] == []
+        # A corpus file of that size is fine: the bound is the base file's only.
+        resp = post_train(client, corpus=corpus_file(GOOD * 10), base="gpt2", add="5")
+        assert resp.status_code == 202, resp.get_json()
+    finally:
+        app.extensions["bpe_jobs"].shutdown()
