@@ -43,7 +43,15 @@ onRestart((restoreRpc) =>
   ),
 );
 
-export async function loadIntoWorker(payload) {
+// train.js: the tokenizers loaded from the user's disk that have a panel, with the File objects
+// as the user gave them, so that one can be sent to the server as the base of an extension.
+export function loadedFromDisk() {
+  return [...userTokenizers]
+    .filter(([name, entry]) => entry.files && panelByName(name))
+    .map(([name, entry]) => ({ name, files: entry.files, info: entry.info }));
+}
+
+export async function loadIntoWorker(payload, files = null) {
   if (!payload.forceName) {
     for (const [name, entry] of userTokenizers) {
       if (entry.op === "load" && sameFiles(entry.payload, payload)) {
@@ -54,7 +62,7 @@ export async function loadIntoWorker(payload) {
     }
   }
   const { info } = await rpc("load", payload);
-  userTokenizers.set(info.name, { op: "load", payload, info });
+  userTokenizers.set(info.name, { op: "load", payload, info, files });
   await addPanel(info.name, { info });
   return info;
 }
@@ -142,7 +150,7 @@ async function loadFiles(fileList) {
         if (/"model"\s*:/.test(text.slice(0, 4096)) && !entry.tiktoken) payload.hf = text;
         else payload.json = text;
       }
-      const info = await loadIntoWorker(payload);
+      const info = await loadIntoWorker(payload, [entry.tiktoken, entry.json].filter(Boolean));
       if (info.alreadyShown) loaded.push(`nothing new: ${stem} is already loaded, as ${info.name}`);
       else loaded.push(`loaded ${info.name} (${info.n_vocab} ids)`);
     } catch (e) {
