@@ -21,12 +21,14 @@ export async function errorMessage(res) {
   return `HTTP ${res.status} ${res.statusText}`.trim();
 }
 
-// "gpt2 + 20 merges: corpus 1,234 → 1,100 tokens (-10.9 %)", from an entry's or a job's extension.
+// "gpt2 + 20 merges: corpus 1,234 → 1,100 tokens (-10.9 %)", from an entry's or a job's extension;
+// a base uploaded from the user's disk also names its files: "swift (swift.model) + 20 merges: …".
 export function extensionLine(ext) {
   const before = ext.corpus_tokens_before;
   const after = ext.corpus_tokens_after;
   const change = before ? ` (${((100 * (after - before)) / before).toFixed(1)} %)` : "";
-  return `${ext.base} + ${ext.added} merges: corpus ${before.toLocaleString()} → ${after.toLocaleString()} tokens${change}`;
+  const files = ext.base_files ? ` (${ext.base_files.join(" + ")})` : "";
+  return `${ext.base}${files} + ${ext.added} merges: corpus ${before.toLocaleString()} → ${after.toLocaleString()} tokens${change}`;
 }
 
 export function savedList(app, { onError, onListing }) {

@@ -13,9 +13,15 @@
 // - All text from the user or the server goes into the DOM with textContent, never as HTML.
 //
 // - "start from" extends a tokenizer instead (tokenizer.extend on the server): a reference
-//   encoding or one trained on this server, plus a number of new merges. The base's ids, split
-//   pattern and special tokens are kept, so the form hides those fields and shows the base's
-//   pattern; the result is placed in the comparison right after its base's panel.
+//   encoding, one trained on this server, or one the user loaded from disk, plus a number of new
+//   merges. The base's ids, split pattern and special tokens are kept, so the form hides those
+//   fields and shows the base's pattern; the result is placed in the comparison right after its
+//   base's panel.
+// - A base loaded from disk is uploaded as the very File objects the user gave (io.js keeps
+//   them), in the field base_file: the server reads the same bytes with the same library reader
+//   the worker used, so it extends exactly the tokenizer of the panel. Sending the worker's copy
+//   back in our format instead would be a second, lossy path (a HF tokenizer.json's name, its
+//   pre-tokenizer as given).
 // - A job's warnings (a custom regex that drops text, an extension that stopped early) are shown
 //   under the progress bar as they arrive and stay after the job ends.
 //
@@ -27,6 +33,7 @@
 
 import { el } from "./dom.js";
 import { nameLabel } from "./format.js";
+import { loadedFromDisk } from "./io.js";
 import { errorMessage, extensionLine, savedList } from "./train-saved.js";
 
 const HEALTH_TIMEOUT_MS = 4000;
@@ -39,6 +46,7 @@ const PHASES = {
 const PHASE_WORDS = { count: "counting chunks", encode: "encoding chunks with the base", merge: "merging" };
 const DEFAULT_PATTERN = "gpt4";
 const FROM_BYTES = ""; // the "start from" value of training from bytes
+const FILE_PREFIX = "file:"; // "start from" values of tokenizers loaded from disk (never a server name)
 
 
 function formatBytes(n) {
@@ -121,7 +129,13 @@ export function mountTrainPanel(root, app) {
   const status = el("span", { class: "train-status", "data-testid": "train-status", role: "status", "aria-live": "polite" });
   const error = el("div", { class: "train-error", "data-testid": "train-error", role: "alert", hidden: true });
   const warnings = el("ul", { class: "train-warnings", "data-testid": "train-warnings", "aria-label": "warnings of the job", hidden: true });
-  const saved = savedList(app, { onError: showError, onListing: fillBases });
+  const saved = savedList(app, {
+    onError: showError,
+    onListing: (l) => {
+      listing = l;
+      fillBases();
+    },
+  });
 
   const field = (label, control, extra) => el("label", { class: "train-field" }, el("span", { class: "train-label", text: label }), control, extra);
   const vocabField = field("vocab size", vocab);
@@ -157,7 +171,8 @@ export function mountTrainPanel(root, app) {
   let limits = null;
   let job = null; // {id, name, events, xhr, done}
   let serverOk = false;
-  let bases = new Map(); // "start from" value -> {kind: "reference"|"trained", pattern}
+  let bases = new Map(); // "start from" value -> {kind: "reference"|"trained"|"file", panel, pattern, files?}
+  let listing = null; // the last GET /api/tokenizers
 
   function showError(message) {
     error.textContent = message;
@@ -231,26 +246,38 @@ export function mountTrainPanel(root, app) {
   }
   base.addEventListener("change", showMode);
 
-  // The listing's reference encodings and trained tokenizers become the "start from" choices.
-  function fillBases(listing) {
+  // The listing's reference encodings and trained tokenizers, and the panels of tokenizers
+  // loaded from disk, become the "start from" choices.
+  function fillBases() {
+    if (!listing) return;
     const keep = base.value;
     bases = new Map();
+    const patternOf = (t) => (t.pattern === t.pattern_regex && t.pattern_regex ? "custom" : t.pattern);
     const group = (label, entries, kind) => {
       const g = el("optgroup", { label });
       for (const t of entries) {
-        bases.set(t.name, { kind, pattern: t.pattern === t.pattern_regex && t.pattern_regex ? "custom" : t.pattern });
+        bases.set(t.name, { kind, panel: t.name, pattern: patternOf(t) });
         g.append(new Option(t.name, t.name));
       }
       return g;
     };
+    const loaded = el("optgroup", { label: "loaded from files" });
+    for (const { name: panel, files, info } of loadedFromDisk()) {
+      bases.set(FILE_PREFIX + panel, { kind: "file", panel, files, pattern: patternOf(info) });
+      loaded.append(new Option(`${panel} (loaded file: ${files.map((f) => f.name).join(" + ")})`, FILE_PREFIX + panel));
+    }
     base.replaceChildren(
       new Option("nothing (train from bytes)", FROM_BYTES),
       group("reference encodings", listing.reference, "reference"),
       group("trained on this server", listing.trained, "trained"),
+      ...(loaded.children.length ? [loaded] : []),
     );
     base.value = bases.has(keep) ? keep : FROM_BYTES;
     showMode();
   }
+  // Panels come and go (a file loaded, a panel closed): the loaded-file choices follow them.
+  const panelsRoot = document.getElementById("panels");
+  if (panelsRoot) new MutationObserver(fillBases).observe(panelsRoot, { childList: true });
 
   function showWarnings(list) {
     warnings.replaceChildren(...(list || []).map((w) => el("li", { "data-testid": "train-warning", text: `warning: ${w}` })));
@@ -287,15 +314,15 @@ export function mountTrainPanel(root, app) {
     if (serverOk) saved.refresh();
   }
 
-  // An extension goes right after its base's panel (shown first if it is not).
+  // An extension goes right after its base's panel (shown first if it is not; a loaded file's
+  // panel closed meanwhile cannot be, and the extension then simply joins the comparison).
   async function showNextToBase(name, from) {
-    const shownNames = app.listTokenizers();
-    if (!shownNames.includes(from)) {
-      if (bases.get(from)?.kind === "trained") await app.addTokenizerFromServer(from);
-      else app.addEncoding(from);
+    if (!app.listTokenizers().includes(from.panel)) {
+      if (from.kind === "trained") await app.addTokenizerFromServer(from.panel);
+      else if (from.kind === "reference") app.addEncoding(from.panel);
     }
     await app.addTokenizerFromServer(name);
-    app.placeAfter(name, from);
+    if (app.listTokenizers().includes(from.panel)) app.placeAfter(name, from.panel);
   }
 
   async function onFinal(snap) {
@@ -311,7 +338,7 @@ export function mountTrainPanel(root, app) {
       const what = r.extension ? `extended ${snap.tokenizer}: ${extensionLine(r.extension)}` : `trained ${snap.tokenizer}: ${r.merges ?? "?"} merges`;
       setStatus(`${what}${took}; adding it to the comparison…`);
       try {
-        if (r.extension) await showNextToBase(snap.tokenizer, r.extension.base);
+        if (r.extension) await showNextToBase(snap.tokenizer, current.base || { kind: "reference", panel: r.extension.base });
         else await app.addTokenizerFromServer(snap.tokenizer);
         setStatus(`${what}${took}; added to the comparison`);
       } catch (e) {
@@ -371,7 +398,8 @@ export function mountTrainPanel(root, app) {
       if (pattern.value === "custom" && !regex.value) return "enter a custom split regex, or pick a named pattern";
     }
     if (!files.length && !text.value) return "add a corpus: drop or choose files, or paste text";
-    const total = files.reduce((n, f) => n + f.size, 0) + new Blob([text.value]).size;
+    const baseFiles = bases.get(base.value)?.files || [];
+    const total = [...files, ...baseFiles].reduce((n, f) => n + f.size, 0) + new Blob([text.value]).size;
     if (limits && total > limits.max_upload_bytes) {
       return `the corpus is ${formatBytes(total)}; this server accepts up to ${formatBytes(limits.max_upload_bytes)} per job`;
     }
@@ -390,8 +418,10 @@ export function mountTrainPanel(root, app) {
     const body = new FormData();
     for (const f of files) body.append("corpus", f, f.name);
     if (text.value) body.append("corpus", new Blob([text.value], { type: "text/plain" }), "pasted.txt");
-    if (base.value !== FROM_BYTES) {
-      body.append("base", base.value);
+    const from = bases.get(base.value);
+    if (from) {
+      if (from.kind === "file") for (const f of from.files) body.append("base_file", f, f.name);
+      else body.append("base", base.value);
       body.append("add", String(Number(add.value)));
     } else {
       body.append("vocab_size", String(Number(vocab.value)));
@@ -403,7 +433,7 @@ export function mountTrainPanel(root, app) {
     if (name.value.trim()) body.append("name", name.value.trim());
 
     const xhr = new XMLHttpRequest();
-    job = { id: null, xhr, events: null, done: false };
+    job = { id: null, xhr, events: null, done: false, base: from && { kind: from.kind, panel: from.panel } };
     setRunning(true);
     progress.value = 0;
     showWarnings([]);

@@ -109,6 +109,22 @@ def live_server(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
     yield from _serve(httpd)
 
 
+@pytest.fixture(scope="module")
+def extend_server(web_dist: Path, tmp_path_factory) -> Iterator[tuple[str, Path]]:
+    """(origin, data folder) of a real server on the built page, one per test module (the
+    train and extend tests look into its data folder)."""
+    from werkzeug.serving import make_server
+
+    from playground import create_app
+
+    data_dir = tmp_path_factory.mktemp("extend-server-data")
+    app = create_app({"WEB_DIR": web_dist, "DATA_DIR": data_dir, "TESTING": True, "TRAIN_WORKERS": 1})
+    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    for origin in _serve(httpd):
+        yield origin, data_dir
+    app.extensions["bpe_jobs"].shutdown()
+
+
 @pytest.fixture(scope="session")
 def browser():
     chromium = find_chromium()

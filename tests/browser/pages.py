@@ -106,6 +106,18 @@ def expected_texts(encoding: str, ids: list[int]) -> list[str]:
     return out
 
 
+def drop_files(page: Page, files: list[dict[str, str]]) -> None:
+    """Files ({"name", "text"}) dropped onto the page, as a user drags them from a file manager."""
+    page.evaluate(
+        """(files) => {
+            const dt = new DataTransfer();
+            for (const f of files) dt.items.add(new File([f.text], f.name));
+            document.querySelector('main').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+        }""",
+        files,
+    )
+
+
 def type_text(page: Page, text: str, typed: str = "") -> str:
     box = page.get_by_test_id("input")
     box.fill(text)

@@ -11,13 +11,8 @@ every page is guarded as conftest's are: nothing leaves the server, no console o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import _serve
 from tests.browser.pages import panel, wait_ids
 from tests.helpers import CORPORA
 from tokenizer import extend, get_encoding
@@ -27,21 +22,6 @@ CORPUS = (CORPORA / "code_python.txt").read_text(encoding="utf-8")[:4000]
 PROBE = "def tokenize_all(texts):\n    return [tokenize(text) for text in texts]\n"
 NAME = "gpt2-code"
 DONE_TIMEOUT_MS = 120_000
-
-
-@pytest.fixture(scope="module")
-def extend_server(web_dist: Path, tmp_path_factory) -> Iterator[tuple[str, Path]]:
-    """(origin, data folder) of a real server on the built page."""
-    from werkzeug.serving import make_server
-
-    from playground import create_app
-
-    data_dir = tmp_path_factory.mktemp("extend-server-data")
-    app = create_app({"WEB_DIR": web_dist, "DATA_DIR": data_dir, "TESTING": True, "TRAIN_WORKERS": 1})
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    for origin in _serve(httpd):
-        yield origin, data_dir
-    app.extensions["bpe_jobs"].shutdown()
 
 
 def ready_form(page: Page) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.pages import expected_texts, panel, panel_texts, type_text, visible, wait_ids
+from tests.browser.pages import drop_files, expected_texts, panel, panel_texts, type_text, visible, wait_ids
 from tests.helpers import CORPORA, ROOT
 from tokenizer import Tokenizer, get_encoding
 
@@ -349,14 +349,7 @@ def test_drop_files_onto_the_page(page: Page, trained):
         {"name": "swift400.tiktoken", "text": (folder / "swift400.tiktoken").read_text()},
         {"name": "swift400.json", "text": (folder / "swift400.json").read_text()},
     ]
-    page.evaluate(
-        """(files) => {
-            const dt = new DataTransfer();
-            for (const f of files) dt.items.add(new File([f.text], f.name));
-            document.querySelector('main').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
-        }""",
-        files,
-    )
+    drop_files(page, files)
     expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS) + 1)
     expect(page.get_by_test_id("load-message")).to_contain_text("loaded swift400")
     name = page.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)")[-1]
