@@ -22,8 +22,10 @@ HTTP API (JSON; errors are `{"error": "..."}` with a 4xx status):
   POST   /api/train                       multipart: corpus (files) and/or text, vocab_size,
                                           name, pattern (+ regex when pattern=custom),
                                           tie_break, special_tokens, min_frequency -> 202 {"job"};
-                                          or base (a reference encoding or a trained name) + add
-                                          (new merges) instead of vocab_size/pattern/special_tokens
+                                          or base (a reference encoding or a trained name) or
+                                          base_file (a tokenizer's file(s): .tiktoken and/or .json,
+                                          tokenizer.json, .model) + add (new merges) instead of
+                                          vocab_size/pattern/special_tokens
   GET    /api/jobs                        all jobs of this server run
   GET    /api/jobs/ID                     state, progress, error, warnings, tokenizer name
   GET    /api/jobs/ID/events              the same state, streamed (text/event-stream)
