@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 from tests.helpers import CORPORA
 from tokenizer import Tokenizer, get_encoding
 from tokenizer.cli import main
+from tokenizer.formats import minbpe_text
 from tokenizer.hf_export import (
     export_hf,
     merges_from_ranks,
@@ -19,6 +21,8 @@ from tokenizer.hf_export import (
     to_hf_json,
     token_string,
 )
+from tokenizer.loading import from_hf_json
+from tokenizer.preparation import CHUNK, SEGMENT, Preparation
 from tokenizer.train import train
 
 hf = pytest.importorskip("tokenizers")
@@ -209,3 +213,54 @@ def test_cli_export(tmp_path, training_text):
         "mytok.tiktoken",
         "tokenizer.json",
     ]
+
+
+PREPARED = {  # (pattern, preparation, chunk_lookup) of tokenizers that prepare their text
+    "roberta": ("gpt2", Preparation((), SEGMENT), True),
+    "qwen2-like": ("gpt4", Preparation(("NFC",)), True),
+    "chunks": ("o200k", Preparation(("NFKD", "NFC"), CHUNK), False),
+    "no-split": ("none", Preparation(("NFD",), SEGMENT), False),
+}
+
+
+@pytest.mark.parametrize("kind", list(PREPARED))
+def test_prepared_tokenizer_gives_our_ids_in_hf_and_comes_back(kind, training_text, samples, tmp_path):
+    """Save -> load -> export -> HF: the same ids; HF's file -> import: the same tokenizer."""
+    pattern, preparation, chunk_lookup = PREPARED[kind]
+    base = train(training_text[:30_000], 500, pattern=pattern, special_tokens=["<|endoftext|>"])
+    tok = Tokenizer(
+        base.mergeable_ranks,
+        pattern,
+        base.special_tokens,
+        name=kind,
+        preparation=preparation,
+        chunk_lookup=chunk_lookup,
+    )
+    tok.save(tmp_path / kind)
+    tok = Tokenizer.load(tmp_path / kind)
+    assert (tok.preparation, tok.chunk_lookup) == (preparation, chunk_lookup)
+    texts = {**samples, "decomposed": unicodedata.normalize("NFD", samples["udhr_sample"])}
+    assert_same_ids(tok, exported(tok, tmp_path), texts)
+    back = from_hf_json(to_hf_json(tok), f"{kind}.json")
+    assert (back.preparation, back.chunk_lookup, back.mergeable_ranks) == (
+        preparation,
+        chunk_lookup,
+        tok.mergeable_ranks,
+    )
+    text = "<|endoftext|>Hi<|endoftext|> there\n" + samples["udhr_sample"][:3000]
+    want = exported(tok, tmp_path).encode(text, add_special_tokens=False).ids
+    assert tok.encode(text, allowed_special="all") == back.encode(text, allowed_special="all") == want
+
+
+def test_formats_that_cannot_carry_a_preparation_refuse_and_say_why(training_text, tmp_path):
+    base = train(training_text[:20_000], 400, pattern="gpt4")
+    tok = Tokenizer(base.mergeable_ranks, "gpt4", name="prep", preparation=Preparation(("NFC",), SEGMENT))
+    with pytest.raises(ValueError, match="other than gpt2's, has no HF form"):
+        to_hf_json(tok)
+    with pytest.raises(ValueError, match=r"normalizes the text \(NFC\) and puts a space before each segment"):
+        minbpe_text(tok)
+    tok.save(tmp_path / "prep")
+    out = tmp_path / "prep.model"
+    assert main(["export", "--format", "minbpe", str(tmp_path / "prep"), "-o", str(out)]) == 2
+    assert main(["export", "--format", "hf", str(tmp_path / "prep"), "-o", str(tmp_path / "t.json")]) == 2
+    assert not out.exists() and not (tmp_path / "t.json").exists()

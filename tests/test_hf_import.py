@@ -1,24 +1,30 @@
 """Importing HF tokenizer.json: every byte-level shape gives HF's ids; the rest is refused by name.
 
 The files are built and trained with HF `tokenizers` itself (not with our exporter), one per
-pre-tokenizer shape that GPT-2, Llama 3, Qwen2, GPT-NeoX and our own exports use; the ids are
-compared on real text (English, code, multilingual) with `encode(text, add_special_tokens=False)`.
+pre-tokenizer shape that GPT-2, RoBERTa, Llama 3, Qwen2, GPT-NeoX and our own exports use; the
+ids are compared on real text (English, code, multilingual, decomposed) and random text with
+`encode(text, add_special_tokens=False)`.
 """
 
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import corpus_text
+from tests.strategies import tie_heavy_texts
 from tokenizer import get_encoding
 from tokenizer.hf_export import to_hf_json
 from tokenizer.loading import from_hf_json, load_any
+from tokenizer.preparation import CHUNK, SEGMENT, Preparation
 from tokenizer.train import train
 
 hf = pytest.importorskip("tokenizers")
-from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
+from tokenizers import AddedToken, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
 
 LLAMA3 = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
@@ -30,19 +36,27 @@ QWEN2 = (
 )
 
 
-def byte_level(use_regex: bool) -> pre_tokenizers.ByteLevel:
-    return pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=use_regex)
+def byte_level(use_regex: bool, *, prefix: bool = False) -> pre_tokenizers.ByteLevel:
+    return pre_tokenizers.ByteLevel(add_prefix_space=prefix, use_regex=use_regex)
 
 
 SHAPES = {
     "gpt2": lambda: byte_level(True),
     "neox": lambda: byte_level(True),  # GPT-NeoX: the same pre-tokenizer, a ByteLevel post-processor
+    "roberta": lambda: byte_level(True, prefix=True),  # and RobertaProcessing
     "llama3": lambda: pre_tokenizers.Sequence(
         [pre_tokenizers.Split(hf.Regex(LLAMA3), "isolated"), byte_level(False)]
     ),
-    "qwen2": lambda: pre_tokenizers.Sequence(
+    "qwen2": lambda: pre_tokenizers.Sequence(  # and an NFC normalizer
         [pre_tokenizers.Split(hf.Regex(QWEN2), "isolated"), byte_level(False)]
     ),
+    "prefix-chunks": lambda: pre_tokenizers.Sequence(  # a space before every chunk, NFKC
+        [
+            pre_tokenizers.Split(hf.Regex(r"\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+|\s+"), "isolated"),
+            byte_level(False, prefix=True),
+        ]
+    ),
+    "prefix-no-split": lambda: byte_level(False, prefix=True),
     "gaps": lambda: pre_tokenizers.Sequence(  # Isolated keeps the text between matches
         [pre_tokenizers.Split(hf.Regex(r"\p{L}+"), "isolated"), byte_level(False)]
     ),
@@ -58,12 +72,29 @@ SHAPES = {
 }
 
 
+NORMALIZERS = {
+    "qwen2": normalizers.NFC,
+    "prefix-chunks": normalizers.NFKC,
+    "no-split": lambda: normalizers.Sequence([normalizers.NFD(), normalizers.NFC()]),
+}
+IGNORE_MERGES = {"llama3", "qwen2"}  # as their real files; the others have HF's default, false
+POST_PROCESSORS = {
+    "neox": lambda: processors.ByteLevel(trim_offsets=False),
+    "roberta": lambda: processors.RobertaProcessing(("</s>", 2), ("<s>", 0), add_prefix_space=True),
+    "llama3": lambda: processors.TemplateProcessing(
+        single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", 0)]
+    ),
+}
+
+
 def hf_trained(shape: str, text: str, *, vocab_size: int = 1200) -> hf.Tokenizer:
-    tok = hf.Tokenizer(models.BPE())
+    tok = hf.Tokenizer(models.BPE(ignore_merges=shape in IGNORE_MERGES))
     tok.pre_tokenizer = SHAPES[shape]()
     tok.decoder = decoders.ByteLevel()
-    if shape == "neox":
-        tok.post_processor = hf.processors.ByteLevel(trim_offsets=False)
+    if shape in NORMALIZERS:
+        tok.normalizer = NORMALIZERS[shape]()
+    if shape in POST_PROCESSORS:
+        tok.post_processor = POST_PROCESSORS[shape]()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
@@ -71,42 +102,130 @@ def hf_trained(shape: str, text: str, *, vocab_size: int = 1200) -> hf.Tokenizer
         show_progress=False,
     )
     tok.train_from_iterator([text], trainer)
-    tok.add_tokens(["hello world"])  # an added token that is not special
+    # An added token that is not special (under a normalizer, saved unnormalized, as Qwen2's are).
+    tok.add_tokens([AddedToken("hello world", normalized=shape not in NORMALIZERS)])
     return tok
 
 
 @pytest.fixture(scope="module")
 def texts() -> dict[str, str]:
+    multilingual = corpus_text("pg_multilingual.txt", 40_000)
     return {
         "english": corpus_text("taylorswift.txt", 60_000),
         "code": corpus_text("code_python.txt", 40_000),
-        "multilingual": corpus_text("pg_multilingual.txt", 40_000),
+        "multilingual": multilingual,
+        "udhr": corpus_text("udhr_sample.txt", 40_000),
+        "decomposed": unicodedata.normalize("NFD", multilingual[:20_000]),
     }
 
 
-@pytest.mark.parametrize("shape", list(SHAPES))
-def test_every_byte_level_shape_gives_hf_ids(shape, texts, tmp_path):
+@pytest.fixture(scope="module")
+def trained(texts, tmp_path_factory) -> dict[str, tuple[hf.Tokenizer, object]]:
+    """shape -> (HF's tokenizer, ours loaded from the tokenizer.json HF saved), built once."""
     training = texts["english"][:30_000] + texts["code"][:10_000] + texts["multilingual"][:10_000]
-    reference = hf_trained(shape, training)
-    path = tmp_path / "tokenizer.json"
-    reference.save(str(path))
-    ours = load_any(str(path))
+    out = {}
+    for shape in SHAPES:
+        reference = hf_trained(shape, training)
+        path = tmp_path_factory.mktemp(shape) / "tokenizer.json"
+        reference.save(str(path))
+        out[shape] = reference, load_any(str(path))
+    return out
+
+
+TAIL = " <|endoftext|> and hello world<pad>x 12345 ٣٤<|endoftext|><|endoftext|>y<pad> z hello worldly"
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_every_byte_level_shape_gives_hf_ids(shape, texts, trained):
+    reference, ours = trained[shape]
     assert ours.special_tokens["hello world"] == reference.token_to_id("hello world")
-    for name, text in texts.items():
-        text += " <|endoftext|> and hello world<pad>x 12345 ٣٤"
-        want = reference.encode(text, add_special_tokens=False).ids
-        assert ours.encode(text, allowed_special="all") == want, (shape, name)
-        assert ours.decode(want) == reference.decode(want, skip_special_tokens=False), (shape, name)
+    for name, corpus in texts.items():
+        for text in (corpus + TAIL, "<pad>" + corpus[:2000], "\n" + corpus[:2000]):
+            want = reference.encode(text, add_special_tokens=False).ids
+            assert ours.encode(text, allowed_special="all") == want, (shape, name)
+            assert ours.decode(want) == reference.decode(want, skip_special_tokens=False), (shape, name)
 
 
-def test_llama3_file_with_its_template_processing(texts, tmp_path):
-    reference = hf_trained("llama3", texts["english"])
-    reference.post_processor = hf.processors.TemplateProcessing(
-        single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", 0)]
-    )
-    ours = from_hf_json(json.loads(reference.to_str()), "llama3.json")
-    text = texts["code"]
-    assert ours.encode(text) == reference.encode(text, add_special_tokens=False).ids
+_SAMPLES = [
+    "hello world",
+    "<pad>",
+    "<|endoftext|>",
+    "é",
+    "e\u0301",
+    "ﬁ",
+    " ",
+    "\n",
+    "\t",
+    "Ω",
+    "日本",
+    "3",
+    "x",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.one_of(
+        tie_heavy_texts(), st.lists(st.sampled_from(_SAMPLES), max_size=25).map("".join), st.text(max_size=40)
+    ),
+    shape=st.sampled_from(["roberta", "qwen2", "prefix-chunks", "prefix-no-split", "gpt2", "llama3"]),
+)
+def test_random_text_gives_hf_ids(trained, text, shape):
+    reference, ours = trained[shape]
+    text = text.encode("utf-8", "replace").decode("utf-8")  # HF takes no lone surrogates
+    assert ours.encode(text, allowed_special="all") == reference.encode(text, add_special_tokens=False).ids
+
+
+def test_what_the_shapes_load_as(trained):
+    """The RoBERTa shape was once loaded without its prefix space, giving other ids silently."""
+    prepared = {
+        shape: (ours.pattern, ours.preparation, ours.chunk_lookup) for shape, (_, ours) in trained.items()
+    }
+    assert prepared["roberta"] == ("gpt2", Preparation((), SEGMENT), False)
+    assert prepared["qwen2"][1:] == (Preparation(("NFC",)), True)
+    assert prepared["prefix-chunks"][1:] == (Preparation(("NFKC",), CHUNK), False)
+    assert prepared["prefix-no-split"] == ("none", Preparation((), SEGMENT), False)
+    assert prepared["gpt2"] == ("gpt2", None, False)
+    assert prepared["llama3"][1:] == (None, True)
+
+
+def test_save_and_load_keep_the_preparation(trained, tmp_path, texts):
+    for shape in ("roberta", "qwen2", "prefix-chunks"):
+        reference, ours = trained[shape]
+        ours.save(tmp_path / shape)
+        back = load_any(str(tmp_path / shape))
+        assert (back.preparation, back.chunk_lookup, back.pattern) == (
+            ours.preparation,
+            ours.chunk_lookup,
+            ours.pattern,
+        )
+        text = texts["decomposed"][:5000] + TAIL
+        assert (
+            back.encode(text, allowed_special="all") == reference.encode(text, add_special_tokens=False).ids
+        )
+
+
+def test_ignore_merges_false_lets_the_merges_decide():
+    """A pre-token that is an unreachable token: HF's merges give w, xy, z; the lookup gives wxyz."""
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    vocab = {ch: i for i, ch in enumerate(sorted(alphabet, key=lambda c: _byte(c)))}
+    merges = [("x", "y"), ("w", "x"), ("y", "z"), ("wx", "yz")]
+    for left, right in merges:
+        vocab[left + right] = len(vocab)
+    for ignore in (False, True):
+        tok = hf.Tokenizer(models.BPE(vocab=dict(vocab), merges=list(merges), ignore_merges=ignore))
+        tok.pre_tokenizer = byte_level(True)
+        ours = from_hf_json(json.loads(tok.to_str()), "unreachable.json")
+        for text in ("wxyz", "a wxyz wx yz", "xyz wxy"):
+            want = tok.encode(text, add_special_tokens=False).ids
+            assert ours.encode(text) == want, (ignore, text)
+        assert len(tok.encode("wxyz").ids) == (1 if ignore else 3)
+
+
+def _byte(ch: str) -> int:
+    from tokenizer.hf_conventions import bytes_to_unicode
+
+    return {v: k for k, v in bytes_to_unicode().items()}[ch]
 
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
@@ -140,18 +259,28 @@ def hf_json(pre=None, *, normalizer=None, model=None, **extra) -> dict:
 
 
 REFUSED = [
-    # RoBERTa: HF puts a space before the text; loading it anyway gave wrong ids
-    (
-        lambda: hf_json(pre_tokenizers.ByteLevel(add_prefix_space=True)),
-        "ByteLevel with add_prefix_space=true",
-    ),
     (lambda: hf_json(pre_tokenizers.Whitespace()), "pre_tokenizer 'Whitespace'"),
     (lambda: hf_json(pre_tokenizers.Metaspace()), "pre_tokenizer 'Metaspace'"),
     (lambda: hf_json(pre_tokenizers.BertPreTokenizer()), "pre_tokenizer 'BertPreTokenizer'"),
-    (lambda: hf_json(normalizer=normalizers.NFC()), "normalizer 'NFC'"),
+    (lambda: hf_json(normalizer=normalizers.Lowercase()), "normalizer 'Lowercase' is not supported"),
     (
         lambda: hf_json(normalizer=normalizers.Sequence([normalizers.NFD(), normalizers.Lowercase()])),
-        "normalizer 'NFD', 'Lowercase'",
+        "normalizer 'Lowercase' is not supported: it changes the text in a way not reproduced here",
+    ),
+    (lambda: hf_json(normalizer=normalizers.Prepend("▁")), "normalizer 'Prepend'"),
+    (lambda: hf_json(normalizer=normalizers.Replace(" ", "▁")), "normalizer 'Replace'"),
+    (lambda: hf_json(normalizer=normalizers.Strip()), "normalizer 'Strip'"),
+    (lambda: hf_json(normalizer=normalizers.BertNormalizer()), "normalizer 'BertNormalizer'"),
+    (
+        lambda: hf_json(pre_tokenizers.Metaspace(), normalizer=normalizers.NFKC()),
+        "pre_tokenizer 'Metaspace'",
+    ),
+    (
+        lambda: hf_json(
+            normalizer=normalizers.NFC(),
+            added_tokens=[{"id": 300, "content": "é", "special": False, "normalized": True}],
+        ),
+        "added_tokens[0] ('é') option normalized=true with the normalizer NFC is not supported",
     ),
     (lambda: hf_json(model=models.BPE(byte_fallback=True)), "byte_fallback"),
     (lambda: hf_json(model=models.WordPiece(unk_token="[UNK]")), "model 'WordPiece'"),
@@ -188,14 +317,6 @@ def test_what_cannot_be_represented_is_refused_by_name(make, message):
     with pytest.raises(ValueError, match="^bad.json: ") as info:
         from_hf_json(make(), "bad.json")
     assert message in str(info.value)
-
-
-def test_roberta_shaped_file_is_refused_not_loaded_wrong(texts):
-    tok = hf.Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
-    tok.train_from_iterator([texts["english"]], trainers.BpeTrainer(vocab_size=600, show_progress=False))
-    with pytest.raises(ValueError, match="add_prefix_space=true"):
-        from_hf_json(json.loads(tok.to_str()), "roberta.json")
 
 
 def test_added_token_options_that_change_matching_are_refused():

@@ -4,6 +4,13 @@ Encoding is rank-based, exactly as tiktoken does it: split the text with the pat
 merge inside each chunk (`_bpe.encode_piece`: repeatedly the adjacent pair whose concatenated
 bytes have the lowest rank). A chunk seen before comes from a bounded cache, so repeated
 words cost one dict lookup in C.
+
+Two options reproduce Hugging Face files exactly (hf_import.py): a `Preparation` (preparation.py:
+Unicode normalization and HF's add_prefix_space, applied by `split` before and around the
+pattern), and `chunk_lookup=False` for HF's `ignore_merges: false`, where a chunk that is itself
+a token is not taken whole: the merge loop alone decides, so a token the merges never reach from
+its bytes is never produced. Without them (tiktoken's behaviour) encoding takes the same path as
+before they existed.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any, Literal
 from . import formats
 from ._bpe import bpe_merge, encode_piece
 from .patterns import compile_pattern, resolve_pattern
+from .preparation import CHUNK, SEGMENT, Preparation, with_space
 from .readers import TokenizerParts, read_file, saved_json_parts
 from .validate import TokenizerFileError
 
@@ -37,6 +45,8 @@ class Tokenizer:
         merges: list[tuple[int, int]] | None = None,
         metadata: dict[str, Any] | None = None,
         decoder: dict[int, bytes] | None = None,
+        preparation: Preparation | None = None,
+        chunk_lookup: bool = True,
     ) -> None:
         missing = [b for b in range(256) if bytes([b]) not in mergeable_ranks]
         if missing:
@@ -60,6 +70,8 @@ class Tokenizer:
                 )
         self._special_decoder = {i: s.encode("utf-8") for s, i in self.special_tokens.items()}
         self._splitter = compile_pattern(pattern)
+        self.preparation = preparation or None  # None: the text is split as it is (tiktoken)
+        self.chunk_lookup = chunk_lookup
         self._cache = _ChunkCache(self._encode_new_chunk)
         self._longest_token: int | None = None  # bytes; bounds the safe-cut checks of long chunks
         self._special_regex_cache: dict[frozenset[str], re.Pattern[str]] = {}
@@ -75,6 +87,8 @@ class Tokenizer:
         *,
         name: str = "custom",
         metadata: dict[str, Any] | None = None,
+        preparation: Preparation | None = None,
+        chunk_lookup: bool = True,
     ) -> Tokenizer:
         """Bytes are ids 0..255, merge i is id 256+i.
 
@@ -103,6 +117,8 @@ class Tokenizer:
             merges=merge_list,
             metadata=metadata,
             decoder=dict(enumerate(vocab)),
+            preparation=preparation,
+            chunk_lookup=chunk_lookup,
         )
 
     # ----- properties -------------------------------------------------------------------
@@ -131,17 +147,26 @@ class Tokenizer:
     # ----- encoding ---------------------------------------------------------------------
 
     def split(self, text: str) -> list[str]:
-        """The pre-tokenization chunks of `text` (merges never cross them)."""
-        return self._splitter.findall(text)
+        """The pre-tokenization chunks of `text` (merges never cross them). With a preparation
+        they are chunks of the prepared text (normalized, with HF's prefix space), as merged."""
+        prep = self.preparation
+        if prep is None:
+            return self._splitter.findall(text)
+        text = prep.normalize(text)
+        if prep.prefix_space == SEGMENT:
+            text = with_space(text)
+        chunks = self._splitter.findall(text)
+        return list(map(with_space, chunks)) if prep.prefix_space == CHUNK else chunks
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ignoring special tokens (their text is encoded as ordinary text)."""
+        split = self._splitter.findall if self.preparation is None else self.split
         try:
-            return self._encode_chunks(self._splitter.findall(text))
+            return self._encode_chunks(split(text))
         except UnicodeEncodeError:
             # Lone surrogates: tiktoken replaces them the same way.
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-            return self._encode_chunks(self._splitter.findall(text))
+            return self._encode_chunks(split(text))
 
     def encode(
         self,
@@ -218,6 +243,8 @@ class Tokenizer:
         return list(chain.from_iterable(map(cache.__getitem__, chunks)))
 
     def _encode_new_chunk(self, chunk: str) -> tuple[int, ...]:
+        if not self.chunk_lookup:
+            return tuple(bpe_merge(chunk.encode("utf-8"), self.mergeable_ranks))
         return encode_piece(chunk.encode("utf-8"), self.mergeable_ranks, self._max_token_length())
 
     def bpe_merge(self, piece: bytes) -> list[int]:
@@ -268,6 +295,8 @@ class Tokenizer:
             "vocab_size": self.n_vocab,
             "merges": [list(pair) for pair in self.merges] if self.merges is not None else None,
             "metadata": self.metadata,
+            **({"preparation": self.preparation.to_json()} if self.preparation else {}),
+            **({} if self.chunk_lookup else {"chunk_lookup": False}),
         }
 
     def save(self, stem: str | os.PathLike) -> None:
@@ -293,21 +322,20 @@ class Tokenizer:
     def from_parts(cls, parts: TokenizerParts) -> Tokenizer:
         """Build what a file reader returned (readers.py); an error names the file it is about."""
         ranks_source = parts.ranks_source or parts.source
+        options = {
+            "name": parts.name,
+            "metadata": parts.metadata,
+            "preparation": parts.preparation,
+            "chunk_lookup": parts.chunk_lookup,
+        }
         if parts.merges is None:
             try:
-                return cls(
-                    parts.ranks,  # type: ignore[arg-type]  # a reader gives merges or ranks
-                    parts.pattern,
-                    parts.special_tokens,
-                    name=parts.name,
-                    metadata=parts.metadata,
-                )
+                # a reader gives merges or ranks
+                return cls(parts.ranks, parts.pattern, parts.special_tokens, **options)  # type: ignore[arg-type]
             except ValueError as e:
                 raise TokenizerFileError(f"{ranks_source}: {e}") from None
         try:
-            tok = cls.from_merges(
-                parts.merges, parts.pattern, parts.special_tokens, name=parts.name, metadata=parts.metadata
-            )
+            tok = cls.from_merges(parts.merges, parts.pattern, parts.special_tokens, **options)
         except ValueError as e:
             raise TokenizerFileError(f"{parts.source}: {e}") from None
         if parts.ranks is not None and parts.ranks != tok.mergeable_ranks:

@@ -165,6 +165,12 @@ def dump_minbpe(pattern_regex: str, special_tokens: dict[str, int], merges: list
 
 def minbpe_text(tok: Any) -> str:
     """A Tokenizer as minbpe's `.model` text (merges recovered from the ranks when it has none)."""
+    if tok.preparation is not None:
+        raise ValueError(
+            f"{tok.name}: minbpe's .model holds a pattern and merges only, and this tokenizer also "
+            f"{tok.preparation.describe()}; minbpe would give other ids. Export it as a Hugging Face "
+            "tokenizer.json instead (export --format hf)"
+        )
     merges = tok.merges if tok.merges is not None else recover_merges(tok.mergeable_ranks, tok.name)
     pattern = "" if tok.pattern == "none" else tok.pattern_regex
     return dump_minbpe(pattern, tok.special_tokens, merges)

@@ -15,6 +15,12 @@ merges the listed *pair* of lowest priority. Three choices make HF follow the ra
   the usual `isolated` split keeps it; the named patterns match every character, so they
   use the conventional `isolated` form.
 
+A preparation (preparation.py) is written as HF's own steps: the normalizations as HF's
+normalizers of those names, the prefix space as `ByteLevel(add_prefix_space=true)`, alone (with
+`use_regex` for the gpt2 pattern) for SEGMENT, after the `Split` for CHUNK. A space before the
+segment followed by a pattern other than gpt2's has no HF form and is refused. A tokenizer with
+`chunk_lookup=False` gets `ignore_merges: false`.
+
 Still not expressible: two splits of one token competing for the same symbol (`ab a ba`
 for `aba`), where we take the leftmost and HF the one listed first; and tokens whose bytes
 duplicate an earlier token (only the id the encoder uses is exported). Oniguruma (HF) and
@@ -32,6 +38,7 @@ from .core import Tokenizer
 from .formats import atomic_write_text
 from .hf_conventions import bytes_to_unicode, oniguruma_regex
 from .patterns import NO_SPLIT, PATTERNS, resolve_pattern
+from .preparation import SEGMENT, Preparation
 
 
 def token_string(token: bytes) -> str:
@@ -57,13 +64,26 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
     return [(left, right) for _, _, _, left, right in merges]
 
 
-def pre_tokenizer(pattern: str) -> dict[str, Any]:
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+def pre_tokenizer(pattern: str, prefix_space: str | None = None) -> dict[str, Any]:
+    """HF's steps for our split `pattern` and the place of HF's prefix space (preparation.py)."""
+    byte_level = {
+        "type": "ByteLevel",
+        "add_prefix_space": prefix_space is not None,
+        "trim_offsets": True,
+        "use_regex": False,
+    }
     if pattern == NO_SPLIT:
         return byte_level  # one sequence: merges may cross spaces
     regex = resolve_pattern(pattern)
     if not regex:
         raise ValueError("the tokenizer's split pattern is empty")
+    if prefix_space == SEGMENT:
+        if regex != PATTERNS["gpt2"]:
+            raise ValueError(
+                "a space before the text, then a split pattern other than gpt2's, has no HF form: HF's "
+                "ByteLevel puts the space only before its own (gpt2) split or each chunk of a Split"
+            )
+        return {**byte_level, "use_regex": True}
     named = regex in PATTERNS.values()
     split = {
         "type": "Split",
@@ -72,6 +92,14 @@ def pre_tokenizer(pattern: str) -> dict[str, Any]:
         "invert": not named,
     }
     return {"type": "Sequence", "pretokenizers": [split, byte_level]}
+
+
+def normalizer(preparation: Preparation | None) -> dict[str, Any] | None:
+    """HF's normalizer for the preparation's normalizations (None without any)."""
+    steps = [{"type": form} for form in (preparation.normalizers if preparation else ())]
+    if len(steps) <= 1:
+        return steps[0] if steps else None
+    return {"type": "Sequence", "normalizers": steps}
 
 
 def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
@@ -105,8 +133,10 @@ def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
         "truncation": None,
         "padding": None,
         "added_tokens": added_tokens,
-        "normalizer": None,
-        "pre_tokenizer": pre_tokenizer(tok.pattern),
+        "normalizer": normalizer(tok.preparation),
+        "pre_tokenizer": pre_tokenizer(
+            tok.pattern, tok.preparation.prefix_space if tok.preparation else None
+        ),
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": {
@@ -117,7 +147,7 @@ def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": True,
+            "ignore_merges": tok.chunk_lookup,
             "vocab": vocab,
             "merges": merges,
         },

@@ -9,8 +9,18 @@ a file is never loaded as something else. What maps exactly, and why:
   dropout. Ids become ranks: HF merges the listed pair of lowest priority, our encoder the
   pair whose bytes have the lowest rank; the two agree when every merge's result has a
   larger id than the merges before it (checked here; trained files are built that way).
+  `ignore_merges: true` takes a pre-token that is in the vocabulary whole, as our encoder (and
+  tiktoken) does; `false` (or absent, HF's default) lets the merges alone decide, which can end
+  elsewhere for a token the merges do not reach from its bytes: loaded with
+  `chunk_lookup=False` (core.py), the merge loop without the whole-chunk lookup.
+- normalizer: NFC, NFD, NFKC, NFKD or a `Sequence` of them, applied exactly
+  (preparation.py: HF's older Unicode tables reproduced). When there is one, every added token
+  must have `normalized: false` (HF finds the others in the normalized text, and normalizing
+  the text around a token is not normalizing the text with it); the rest are refused.
 - pre-tokenizer: at most one step that splits, then `ByteLevel` (which maps bytes to the
-  alphabet). `ByteLevel(use_regex=true)` alone splits with GPT-2's regex (the `gpt2`
+  alphabet). `ByteLevel(add_prefix_space=true)` puts a space before each piece it is given
+  that lacks one: the text between added tokens when it is alone, each chunk when it follows
+  a split (preparation.py's SEGMENT and CHUNK, checked with `tokenizers` in the tests). `ByteLevel(use_regex=true)` alone splits with GPT-2's regex (the `gpt2`
   pattern: tests/test_hf_import.py compares the ids with `tokenizers` on real text). A
   `Split` with `Removed` + invert keeps only the matches: exactly `findall`. A `Split`
   with `Isolated` keeps the text between matches too: `R|(?:(?!R)[\\s\\S])+` finds the same
@@ -23,19 +33,20 @@ a file is never loaded as something else. What maps exactly, and why:
 - post-processors that only add tokens around the ids (TemplateProcessing, ByteLevel,
   RobertaProcessing) are ignored: ids equal HF's `encode(text, add_special_tokens=False)`.
 
-Refused: normalizers (they change the text: NFC, Lowercase, ...), `Metaspace` and other
-pre-tokenizers (Whitespace, BertPreTokenizer, ...), `ByteLevel(add_prefix_space=true)` (HF puts
-a space before the text, which a pattern cannot do), two splitting steps in a row, other
-Split behaviours, WordPiece/Unigram/WordLevel models.
+Refused: other normalizers (Lowercase, Replace, Prepend, Strip, BertNormalizer, Precompiled,
+...: they change the text in ways not reproduced here), `Metaspace` and other pre-tokenizers
+(Whitespace, BertPreTokenizer, ...), two splitting steps in a row (a split, then
+`ByteLevel(use_regex=true)`), other Split behaviours, WordPiece/Unigram/WordLevel models.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from .hf_conventions import bytes_to_unicode, regex_from_oniguruma
 from .patterns import NO_SPLIT, PATTERNS
+from .preparation import CHUNK, NORMALIZATIONS, SEGMENT, UNICODE_CHECKED, Preparation
 from .validate import TokenizerFileError, check_id, check_type
 
 IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing", "BertProcessing")
@@ -43,19 +54,30 @@ _DIGITS = r"\p{N}+|\P{N}+"
 _DIGIT = r"\p{N}|\P{N}+"
 
 
-def parse_hf(obj: Any, source: str = "tokenizer.json") -> tuple[dict[bytes, int], str, dict[str, int]]:
-    """A byte-level BPE `tokenizer.json` (as a dict) -> (ranks, pattern, special tokens): the parts
-    of a Tokenizer with the same ids as HF (readers.read_hf wraps them; loading.from_hf_json builds it)."""
+class HfTokenizer(NamedTuple):
+    """The parts of a Tokenizer with the same ids as a tokenizer.json (readers.hf_parts wraps them)."""
+
+    ranks: dict[bytes, int]
+    pattern: str
+    special_tokens: dict[str, int]
+    preparation: Preparation | None
+    chunk_lookup: bool
+
+
+def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
+    """A byte-level BPE `tokenizer.json` (as a dict), checked step by step (module docstring)."""
     if not isinstance(obj, dict):
         raise TokenizerFileError(f"{source}: expected a JSON object at the top level")
     model = _model(obj.get("model"), source)
-    _refuse_normalizer(obj.get("normalizer"), source)
+    normalizers = _normalizers(obj.get("normalizer"), source)
     post = obj.get("post_processor")
     if post is not None and (not isinstance(post, dict) or post.get("type") not in IGNORED_POST_PROCESSORS):
         _refuse(source, "post_processor", _kind(post))
-    pattern = _pattern(obj.get("pre_tokenizer"), source)
-    special = _added_tokens(obj.get("added_tokens"), source)
-    return _ranks(model, special, source), pattern, special
+    pattern, prefix_space = _pattern(obj.get("pre_tokenizer"), source)
+    special = _added_tokens(obj.get("added_tokens"), source, normalizers)
+    preparation = Preparation(normalizers, prefix_space) or None
+    chunk_lookup = bool(model.get("ignore_merges", False))
+    return HfTokenizer(_ranks(model, special, source), pattern, special, preparation, chunk_lookup)
 
 
 def _refuse(source: str, where: str, what: str, why: str = "") -> None:
@@ -83,18 +105,37 @@ def _model(model: Any, source: str) -> dict[str, Any]:
     return model
 
 
-def _refuse_normalizer(normalizer: Any, source: str) -> None:
+def _normalizers(normalizer: Any, source: str) -> tuple[str, ...]:
+    """The Unicode normalizations a normalizer (or a Sequence of them) applies, in order."""
     if normalizer is None:
-        return
-    steps = normalizer.get("normalizers") if isinstance(normalizer, dict) else None
-    if isinstance(normalizer, dict) and normalizer.get("type") == "Sequence" and steps == []:
-        return
-    names = [_kind(s) for s in steps] if isinstance(steps, list) else [_kind(normalizer)]
-    _refuse(source, "normalizer", ", ".join(names), "it changes the text before it is split")
+        return ()
+    is_sequence = isinstance(normalizer, dict) and normalizer.get("type") == "Sequence"
+    steps = normalizer.get("normalizers") if is_sequence else [normalizer]
+    if not isinstance(steps, list):
+        _refuse(source, "normalizer", _kind(normalizer))
+    forms = tuple(step.get("type") if isinstance(step, dict) else None for step in steps)
+    others = [_kind(step) for step, form in zip(steps, forms, strict=True) if form not in NORMALIZATIONS]
+    if others:
+        _refuse(
+            source,
+            "normalizer",
+            ", ".join(others),
+            f"it changes the text in a way not reproduced here (only {', '.join(NORMALIZATIONS)} are)",
+        )
+    if forms and not UNICODE_CHECKED:
+        _refuse(
+            source,
+            "normalizer",
+            ", ".join(forms),
+            "this Python's Unicode tables are newer than the ones checked against HF "
+            "(run scripts/gen_hf_normalization.py)",
+        )
+    return forms
 
 
-def _pattern(pre: Any, source: str) -> str:
-    """The one split pattern that the pre-tokenizer's steps amount to (see module docstring)."""
+def _pattern(pre: Any, source: str) -> tuple[str, str | None]:
+    """The one split pattern that the pre-tokenizer's steps amount to, and where ByteLevel puts
+    a space (preparation.py; None without add_prefix_space) (see the module docstring)."""
     if pre is None:
         _refuse(source, "pre_tokenizer", "None", "without ByteLevel the vocabulary is not byte-level")
     steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
@@ -103,13 +144,6 @@ def _pattern(pre: Any, source: str) -> str:
     *splits, last = steps
     if not isinstance(last, dict) or last.get("type") != "ByteLevel":
         _refuse(source, "pre_tokenizer", _kind(last), "the last step must be ByteLevel")
-    if last.get("add_prefix_space", True):
-        _refuse(
-            source,
-            "pre_tokenizer ByteLevel with",
-            "add_prefix_space=true",
-            "HF puts a space before the text, which a split pattern cannot do",
-        )
     patterns = [_split_pattern(step, source) for step in splits]
     if last.get("use_regex", True):
         patterns.append("gpt2")
@@ -118,7 +152,9 @@ def _pattern(pre: Any, source: str) -> str:
             ["ByteLevel(use_regex=true)"] if last.get("use_regex", True) else []
         )
         _refuse(source, "pre_tokenizer", " then ".join(kinds), "two splitting steps in a row")
-    return patterns[0] if patterns else NO_SPLIT
+    # A space before each piece ByteLevel gets: the segment, or each chunk of the split before it.
+    prefix_space = (CHUNK if splits else SEGMENT) if last.get("add_prefix_space", True) else None
+    return (patterns[0] if patterns else NO_SPLIT), prefix_space
 
 
 def _split_pattern(step: Any, source: str) -> str:
@@ -144,7 +180,7 @@ def _split_pattern(step: Any, source: str) -> str:
     raise AssertionError  # _refuse always raises
 
 
-def _added_tokens(added: Any, source: str) -> dict[str, int]:
+def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict[str, int]:
     special: dict[str, int] = {}
     for i, token in enumerate(added or []):
         where = f"{source}: added_tokens[{i}]"
@@ -153,6 +189,13 @@ def _added_tokens(added: Any, source: str) -> dict[str, int]:
         for flag in ("lstrip", "rstrip", "single_word"):
             if token.get(flag):
                 _refuse(source, f"added_tokens[{i}] ({token['content']!r}) option", f"{flag}=true")
+        if normalizers and token.get("normalized", not token.get("special")):
+            _refuse(
+                source,
+                f"added_tokens[{i}] ({token['content']!r}) option",
+                f"normalized=true with the normalizer {', '.join(normalizers)}",
+                "HF looks for it in the normalized text; save it with normalized=false",
+            )
         if token["content"] in special:
             raise TokenizerFileError(f"{where}: {token['content']!r} is listed twice")
         special[token["content"]] = check_id(token.get("id"), f"{where}.id")

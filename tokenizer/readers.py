@@ -25,6 +25,7 @@ from typing import Any
 from . import formats
 from .hf_import import parse_hf
 from .patterns import NO_SPLIT, PATTERNS, is_named
+from .preparation import Preparation
 from .regex_check import check_split_regex
 from .validate import TokenizerFileError, check_disjoint, check_merges, check_special_tokens, check_type
 
@@ -50,6 +51,8 @@ class TokenizerParts:
     merges: list[tuple[int, int]] | None = None
     ranks: dict[bytes, int] | None = None
     ranks_source: str = ""
+    preparation: Preparation | None = None  # preparation.py: normalization, HF's prefix space
+    chunk_lookup: bool = True  # False: HF's ignore_merges=false (see core.py)
 
 
 def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerParts:
@@ -95,8 +98,16 @@ def read_texts(
 
 def hf_parts(obj: Any, source: str = "tokenizer.json") -> TokenizerParts:
     """A Hugging Face tokenizer.json (as a dict; hf_import.py says what loads and why)."""
-    ranks, pattern, special = parse_hf(obj, source)
-    return TokenizerParts(source, Path(source).stem, pattern, special, ranks=ranks)
+    hf = parse_hf(obj, source)
+    return TokenizerParts(
+        source,
+        Path(source).stem,
+        hf.pattern,
+        hf.special_tokens,
+        ranks=hf.ranks,
+        preparation=hf.preparation,
+        chunk_lookup=hf.chunk_lookup,
+    )
 
 
 def minbpe_parts(text: str, source: str) -> TokenizerParts:
@@ -118,18 +129,44 @@ def saved_json_parts(
     metadata = meta.get("metadata")
     if metadata is not None:
         check_type(metadata, dict, source, "metadata", "an object (or absent)")
+    options = {
+        "preparation": _saved_preparation(meta.get("preparation"), source),
+        "chunk_lookup": meta.get("chunk_lookup", True),
+    }
+    if not isinstance(options["chunk_lookup"], bool):
+        raise TokenizerFileError(f"{source}: key 'chunk_lookup' must be true or false")
     if meta.get("merges") is None:
         if ranks is None:
             raise TokenizerFileError(f"{source}: has no merges and there is no .tiktoken file next to it")
         check_disjoint(special, set(ranks.values()), source)
         return TokenizerParts(
-            source, name, pattern, special, metadata, ranks=ranks, ranks_source=tiktoken_source
+            source, name, pattern, special, metadata, ranks=ranks, ranks_source=tiktoken_source, **options
         )
     merges = check_merges(meta["merges"], source)
     check_disjoint(special, range(256 + len(merges)), source)
     return TokenizerParts(
-        source, name, pattern, special, metadata, merges=merges, ranks=ranks, ranks_source=tiktoken_source
+        source,
+        name,
+        pattern,
+        special,
+        metadata,
+        merges=merges,
+        ranks=ranks,
+        ranks_source=tiktoken_source,
+        **options,
     )
+
+
+def _saved_preparation(value: Any, source: str) -> Preparation | None:
+    """ "preparation": {"normalizers": [...], "prefix_space": "segment" | "chunk" | null}."""
+    if value is None:
+        return None
+    check_type(value, dict, source, "preparation", 'an object {"normalizers": [...], "prefix_space": ...}')
+    normalizers = check_type(value.get("normalizers", []), list, source, "preparation.normalizers", "a list")
+    try:
+        return Preparation(tuple(normalizers), value.get("prefix_space")) or None
+    except (ValueError, TypeError) as e:
+        raise TokenizerFileError(f"{source}: preparation: {e}") from None
 
 
 def _saved_pattern(meta: dict[str, Any], source: str) -> str:
