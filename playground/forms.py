@@ -326,7 +326,25 @@ def store_base_upload(uploads: list[FileStorage], base_dir: Path) -> UploadedBas
         raise ApiError(
             400, f"{BASE_FILE_FIELD} {' + '.join(labels)} is not a tokenizer the library loads: {reason}"
         ) from None
+    _check_extendable(tok, " + ".join(labels))
     return UploadedBase(name=tok.name, path=str(main), files=labels)
+
+
+def _check_extendable(tok: Tokenizer, labels: str) -> None:
+    """tokenizer.extend counts and re-encodes chunks with the base's split pattern and ranks
+    only: a tokenizer.json that normalizes its text or adds a prefix space, or whose merges
+    alone decide a chunk (ignore_merges: false), would be extended into one whose ids differ
+    from its base's on the base's own text. Refused here until extend reproduces them."""
+    prep = getattr(tok, "preparation", None)  # absent on library versions without them
+    if prep or not getattr(tok, "chunk_lookup", True):
+        what = [f"normalizer {n}" for n in getattr(prep, "normalizers", ())]
+        what += ["add_prefix_space"] if getattr(prep, "prefix_space", None) else []
+        what += [] if getattr(tok, "chunk_lookup", True) else ["ignore_merges: false"]
+        raise ApiError(
+            400,
+            f"{BASE_FILE_FIELD} {labels} cannot be extended exactly: tokenizer.extend does not "
+            f"reproduce its {', '.join(what)} yet; extend a tokenizer without them",
+        )
 
 
 def _base_files(uploads: list[FileStorage]) -> dict[str, tuple[str, Path]]:

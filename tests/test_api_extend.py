@@ -256,6 +256,8 @@ TINY_PAIR = Tokenizer.from_merges([(104, 101)], "gpt4", ["<|end|>"], name="tiny"
             "normalizer",
         ),
         ([("tokenizer.json", hf_json(model={"type": "Unigram", "vocab": []}))], {}, "model"),
+        # loaded (or refused) by the library, but extend() drops the normalization: refused
+        ([("tokenizer.json", hf_json(normalizer={"type": "NFC"}))], {}, "NFC"),
         ([("corpus.txt", b"abc")], {}, "base_file 'corpus.txt': expected a tokenizer file"),
         ([("x", b"abc")], {}, "expected a tokenizer file"),
         ([("x.json", b"")], {}, "base_file 'x.json' is empty"),
