@@ -98,3 +98,10 @@ def test_extend_a_tokenizer_loaded_from_disk(open_page, extend_server, tmp_path)
     assert stored.mergeable_ranks == want.mergeable_ranks
     assert stored.special_tokens == want.special_tokens == base_tok.special_tokens
     assert stored.metadata["extension"]["base_files"] == [f"{BASE}.tiktoken", f"{BASE}.json"]
+
+    # The choice follows the panel: still offered after the job, gone with the panel.
+    expect(option).to_have_count(1)
+    panel(page, BASE).get_by_role("button", name="remove this panel").click()
+    expect(option).to_have_count(0)
+    expect(base).to_have_value("")
+    expect(page.get_by_test_id("train-start")).to_have_text("Train")
