@@ -19,9 +19,9 @@
 //   base's panel.
 // - A base loaded from disk is uploaded as the very File objects the user gave (io.js keeps
 //   them), in the field base_file: the server reads the same bytes with the same library reader
-//   the worker used, so it extends exactly the tokenizer of the panel. Sending the worker's copy
-//   back in our format instead would be a second, lossy path (a HF tokenizer.json's name, its
-//   pre-tokenizer as given).
+//   the worker used, so it extends exactly the tokenizer of the panel, by construction. Writing
+//   the worker's tokenizer back out would take a worker round trip and our writer, a second
+//   path whose exactness for every file the reader accepts would itself need proving.
 // - A job's warnings (a custom regex that drops text, an extension that stopped early) are shown
 //   under the progress bar as they arrive and stay after the job ends.
 //
@@ -169,7 +169,7 @@ export function mountTrainPanel(root, app) {
   // ----- state ----------------------------------------------------------------------------
   let files = [];
   let limits = null;
-  let job = null; // {id, name, events, xhr, done}
+  let job = null; // {id, name, events, xhr, done, base: {kind, panel} of an extension}
   let serverOk = false;
   let bases = new Map(); // "start from" value -> {kind: "reference"|"trained"|"file", panel, pattern, files?}
   let listing = null; // the last GET /api/tokenizers
@@ -338,7 +338,7 @@ export function mountTrainPanel(root, app) {
       const what = r.extension ? `extended ${snap.tokenizer}: ${extensionLine(r.extension)}` : `trained ${snap.tokenizer}: ${r.merges ?? "?"} merges`;
       setStatus(`${what}${took}; adding it to the comparison…`);
       try {
-        if (r.extension) await showNextToBase(snap.tokenizer, current.base || { kind: "reference", panel: r.extension.base });
+        if (r.extension && current.base) await showNextToBase(snap.tokenizer, current.base);
         else await app.addTokenizerFromServer(snap.tokenizer);
         setStatus(`${what}${took}; added to the comparison`);
       } catch (e) {
