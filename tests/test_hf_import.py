@@ -18,9 +18,11 @@ from hypothesis import strategies as st
 from tests.helpers import corpus_text
 from tests.strategies import tie_heavy_texts
 from tokenizer import get_encoding
+from tokenizer.extend import extend
 from tokenizer.hf_export import to_hf_json
 from tokenizer.loading import from_hf_json, load_any
 from tokenizer.preparation import CHUNK, SEGMENT, Preparation
+from tokenizer.stats import prefix_tokenizer
 from tokenizer.train import train
 
 hf = pytest.importorskip("tokenizers")
@@ -324,3 +326,13 @@ def test_added_token_options_that_change_matching_are_refused():
     obj["added_tokens"] = [{"id": 5, "content": "<m>", "lstrip": True, "special": True}]
     with pytest.raises(ValueError, match=r"added_tokens\[0\] \('<m>'\) option lstrip=true"):
         from_hf_json(obj, "bad.json")
+
+
+def test_a_vocabulary_cut_keeps_the_preparation_and_extending_is_refused(trained, texts):
+    """stats' sweep cuts the vocabulary; extend counts raw chunks, so it refuses prepared text."""
+    reference, ours = trained["roberta"]
+    text = texts["udhr"][:5000]
+    cut = prefix_tokenizer(ours, max(ours.mergeable_ranks.values()) + 1)
+    assert cut.encode_ordinary(text) == reference.encode(text, add_special_tokens=False).ids
+    with pytest.raises(ValueError, match="extending a tokenizer that prepares its text"):
+        extend(ours, text, 10)

@@ -265,6 +265,11 @@ def extend(
         base = load_any(base)
     if not isinstance(base, Tokenizer):
         raise ValueError(f"base must be a Tokenizer or a tokenizer name, got {type(base).__name__}")
+    if base.preparation is not None or not base.chunk_lookup:
+        raise ValueError(
+            f"{base.name}: extending a tokenizer that prepares its text or has chunk_lookup=False "
+            "(a HF file's normalizer, add_prefix_space or ignore_merges=false) is not supported"
+        )
     _check_rule(tie_break, min_frequency)
     if not isinstance(add, int) or isinstance(add, bool) or not 0 <= add <= MAX_ADD:
         raise ValueError(f"add must be an integer from 0 to {MAX_ADD}, got {add!r}")

@@ -147,7 +147,13 @@ def check_sweep_sizes(tok: Tokenizer, sizes: Sequence[int], *, name: str) -> Non
 def prefix_tokenizer(tok: Tokenizer, vocab_size: int) -> Tokenizer:
     """`tok` cut to its ranks < vocab_size, same split pattern, no special tokens."""
     ranks = {token: rank for token, rank in tok.mergeable_ranks.items() if rank < vocab_size}
-    return Tokenizer(ranks, tok.pattern, name=f"{tok.name}[:{vocab_size}]")
+    return Tokenizer(
+        ranks,
+        tok.pattern,
+        name=f"{tok.name}[:{vocab_size}]",
+        preparation=tok.preparation,
+        chunk_lookup=tok.chunk_lookup,
+    )
 
 
 def sweep(tok: Tokenizer, texts: Iterable[str], sizes: Sequence[int], *, name: str) -> list[dict[str, Any]]:
