@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
 from tests.server_helpers import GOOD, LiveServer, corpus_file, leftovers, post_train, save_tokenizer
@@ -318,3 +321,39 @@ def test_too_big_base_file_is_refused_while_it_streams(server_dirs):
         assert resp.status_code == 202, resp.get_json()
     finally:
         app.extensions["bpe_jobs"].shutdown()
+
+
+BASE_NAMES = st.builds(
+    lambda stem, suffix: stem + suffix,
+    st.text(max_size=30),
+    st.sampled_from(["", ".json", ".tiktoken", ".model", ".JSON", ".txt", ".json.model"]),
+)
+BASE_CONTENTS = st.one_of(
+    st.binary(max_size=200),
+    st.sampled_from(
+        [b"{}", b'{"merges": [[104, 101]]}', b'{"model": {}}', b"aGU= 256\n", b"minbpe v1\n\n0\n"]
+    ),
+    st.integers(0, 3000).map(lambda n: b"[" * n + b"]" * n),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(uploads=st.lists(st.tuples(BASE_NAMES, BASE_CONTENTS), min_size=1, max_size=3))
+def test_fuzzed_base_uploads_never_give_a_500_nor_leave_anything(client, server_dirs, uploads):
+    """Random names (folders, dots, any character) and bytes in base_file: a 4xx or a queued
+    job, never a 500; a refusal leaves no file and no job behind."""
+    _, data = server_dirs
+    data.mkdir(exist_ok=True)
+    before = sorted(leftovers(data))
+    files = [(io.BytesIO(content), filename) for filename, content in uploads]
+    resp = post_train(client, corpus=corpus_file(GOOD), base_file=files, add="5")
+    assert resp.status_code in (202, 400, 413), resp.get_json()
+    assert isinstance(resp.get_json()["job" if resp.status_code == 202 else "error"], str)
+    if resp.status_code != 202:
+        assert sorted(leftovers(data)) == before
+        return
+    job = f"/api/jobs/{resp.get_json()['job']}"
+    deadline = time.monotonic() + 60
+    while client.get(job).get_json()["state"] not in FINAL:  # the next example starts clean
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
