@@ -357,3 +357,21 @@ def test_fuzzed_base_uploads_never_give_a_500_nor_leave_anything(client, server_
     while client.get(job).get_json()["state"] not in FINAL:  # the next example starts clean
         assert time.monotonic() < deadline
         time.sleep(0.05)
+
+
+def test_too_big_base_file_over_a_real_socket(tmp_path):
+    """The 413 reaches a real client that is still sending (5 MB against a 64 KB bound)."""
+    live = LiveServer(tmp_path / "data", MAX_BASE_FILE_BYTES=64 * 1024)
+    try:
+        files = [
+            ("corpus", ("c.txt", GOOD, "text/plain")),
+            ("base_file", ("big.tiktoken", b"aGU= 256\n" * 600_000, "application/octet-stream")),
+        ]
+        resp = live.requests.post(
+            live.base + "/api/train", files=files, data={"add": "5"}, headers=live.origin, timeout=60
+        )
+        assert resp.status_code == 413
+        assert "'big.tiktoken' in the field 'base_file' is over 64 KB" in resp.json()["error"]
+        assert live.files() == []
+    finally:
+        live.close()
