@@ -113,7 +113,7 @@ def _pack(tok: Tokenizer, ids: list[int], text: str | None = None) -> tuple[byte
     """
     lens = array("i", map(_len_table(tok).__getitem__, ids))
     data = None
-    if text is not None:
+    if text is not None and tok.preparation is None:  # a prepared text is not the tokens' bytes
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:

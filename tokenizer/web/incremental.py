@@ -123,7 +123,8 @@ class IncrementalEncoder:
 
     def __init__(self, tok: Tokenizer) -> None:
         self.tok = tok
-        self.windowed = bool(tok.pattern != NO_SPLIT and is_named(tok.pattern))
+        # A preparation (HF normalizer, prefix space) makes chunks of other text: encode whole.
+        self.windowed = bool(tok.preparation is None and tok.pattern != NO_SPLIT and is_named(tok.pattern))
         self._special = tok.special_regex(tok.special_tokens) if tok.special_tokens else None
         self._special_len = max(map(len, tok.special_tokens), default=0)
         self.text = ""
