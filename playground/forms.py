@@ -331,20 +331,21 @@ def store_base_upload(uploads: list[FileStorage], base_dir: Path) -> UploadedBas
 
 
 def _check_extendable(tok: Tokenizer, labels: str) -> None:
-    """tokenizer.extend counts and re-encodes chunks with the base's split pattern and ranks
-    only: a tokenizer.json that normalizes its text or adds a prefix space, or whose merges
-    alone decide a chunk (ignore_merges: false), would be extended into one whose ids differ
-    from its base's on the base's own text. Refused here until extend reproduces them."""
-    prep = getattr(tok, "preparation", None)  # absent on library versions without them
-    if prep or not getattr(tok, "chunk_lookup", True):
-        what = [f"normalizer {n}" for n in getattr(prep, "normalizers", ())]
-        what += ["add_prefix_space"] if getattr(prep, "prefix_space", None) else []
-        what += [] if getattr(tok, "chunk_lookup", True) else ["ignore_merges: false"]
-        raise ApiError(
-            400,
-            f"{BASE_FILE_FIELD} {labels} cannot be extended exactly: tokenizer.extend does not "
-            f"reproduce its {', '.join(what)} yet; extend a tokenizer without them",
-        )
+    """tokenizer.extend refuses a base that prepares its text (a tokenizer.json's normalizer or
+    add_prefix_space) or whose merges alone decide a chunk (ignore_merges: false): its corpus
+    counts are of raw chunks. Checked here too, so that the refusal is this request's 400, with
+    what the file has, and not a job that fails later."""
+    if tok.preparation is None and tok.chunk_lookup:
+        return
+    prep = tok.preparation
+    what = [f"normalizer {n}" for n in (prep.normalizers if prep else ())]
+    what += ["add_prefix_space"] if prep and prep.prefix_space else []
+    what += [] if tok.chunk_lookup else ["ignore_merges: false"]
+    raise ApiError(
+        400,
+        f"{BASE_FILE_FIELD} {labels} cannot be extended exactly: tokenizer.extend does not "
+        f"reproduce its {', '.join(what)} yet; extend a tokenizer without them",
+    )
 
 
 def _base_files(uploads: list[FileStorage]) -> dict[str, tuple[str, Path]]:

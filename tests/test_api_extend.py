@@ -234,8 +234,12 @@ def test_uploaded_base_gets_an_automatic_name(server, tmp_path, swift_base):
     assert final["state"] == "done" and final["name"] == "tokenizer-plus3", final
 
 
-def hf_json(**changes) -> bytes:
+def hf_json(*, model: dict | None = None, byte_level: dict | None = None, **changes) -> bytes:
+    """A tiny byte-level tokenizer.json with `changes` at the top level, `model` options and
+    options of its ByteLevel pre-tokenizer step."""
     obj = to_hf_json(Tokenizer.from_merges([(104, 101)], "gpt2", [], name="tiny"))
+    obj["model"].update(model or {})
+    obj["pre_tokenizer"]["pretokenizers"][-1].update(byte_level or {})
     return json.dumps({**obj, **changes}).encode()
 
 
@@ -258,9 +262,11 @@ TINY_PAIR = Tokenizer.from_merges([(104, 101)], "gpt4", ["<|end|>"], name="tiny"
             {},
             "normalizer",
         ),
-        ([("tokenizer.json", hf_json(model={"type": "Unigram", "vocab": []}))], {}, "model"),
-        # loaded (or refused) by the library, but extend() drops the normalization: refused
-        ([("tokenizer.json", hf_json(normalizer={"type": "NFC"}))], {}, "NFC"),
+        ([("tokenizer.json", hf_json(model={"type": "Unigram"}))], {}, "model 'Unigram'"),
+        # loaded by the library, but tokenizer.extend counts raw chunks: refused before any job
+        ([("tokenizer.json", hf_json(normalizer={"type": "NFC"}))], {}, "its normalizer NFC yet"),
+        ([("tokenizer.json", hf_json(byte_level={"add_prefix_space": True}))], {}, "its add_prefix_space"),
+        ([("tokenizer.json", hf_json(model={"ignore_merges": False}))], {}, "its ignore_merges: false"),
         ([("corpus.txt", b"abc")], {}, "base_file 'corpus.txt': expected a tokenizer file"),
         ([("x", b"abc")], {}, "expected a tokenizer file"),
         ([("x.json", b"")], {}, "base_file 'x.json' is empty"),
