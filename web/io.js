@@ -131,26 +131,31 @@ async function loadFiles(fileList) {
   const files = [...fileList];
   const stems = new Map();
   for (const f of files) {
-    const m = f.name.match(/^(.*?)(\.tiktoken|\.json)$/i);
+    const m = f.name.match(/^(.*?)\.(tiktoken|json|model)$/i);
     if (!m) {
-      showLoadMessage(`${f.name}: expected a .tiktoken or .json file`, true);
+      showLoadMessage(`${f.name}: expected a .tiktoken, .json (ours or a Hugging Face tokenizer.json) or minbpe .model file`, true);
       return;
     }
     const entry = stems.get(m[1]) || {};
-    entry[m[2].toLowerCase() === ".json" ? "json" : "tiktoken"] = f;
+    entry[m[2].toLowerCase()] = f;
     stems.set(m[1], entry);
   }
   const loaded = [];
   for (const [stem, entry] of stems) {
     try {
-      const payload = { filename: entry.json ? entry.json.name : entry.tiktoken.name };
+      if (entry.model && (entry.json || entry.tiktoken)) {
+        throw new Error(`a minbpe .model holds the whole tokenizer: load ${entry.model.name} on its own`);
+      }
+      const payload = { filename: (entry.model || entry.json || entry.tiktoken).name };
+      // A minbpe .model goes as text; the library's reader knows it by the .model name.
+      if (entry.model) payload.json = await readChecked(entry.model);
       if (entry.tiktoken) payload.tiktoken = await readChecked(entry.tiktoken);
       if (entry.json) {
         const text = await readChecked(entry.json);
         if (/"model"\s*:/.test(text.slice(0, 4096)) && !entry.tiktoken) payload.hf = text;
         else payload.json = text;
       }
-      const info = await loadIntoWorker(payload, [entry.tiktoken, entry.json].filter(Boolean));
+      const info = await loadIntoWorker(payload, [entry.model, entry.tiktoken, entry.json].filter(Boolean));
       if (info.alreadyShown) loaded.push(`nothing new: ${stem} is already loaded, as ${info.name}`);
       else loaded.push(`loaded ${info.name} (${info.n_vocab} ids)`);
     } catch (e) {

@@ -372,7 +372,9 @@ def test_bad_files_give_a_clear_message(page: Page, tmp_path):
     other = tmp_path / "notes.txt"
     other.write_text("hi")
     page.get_by_test_id("load-files").set_input_files([other])
-    expect(msg).to_contain_text("expected a .tiktoken or .json file")
+    expect(msg).to_contain_text(
+        "expected a .tiktoken, .json (ours or a Hugging Face tokenizer.json) or minbpe .model"
+    )
     expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
 
 
@@ -385,6 +387,30 @@ def test_load_hugging_face_tokenizer_json(page: Page, trained, tmp_path):
     expect(page.get_by_test_id("load-message")).to_contain_text("loaded tokenizer")
     text = type_text(page, "Hugging Face format, same ids: Taylor's 1989 tour")
     wait_ids(page, "tokenizer", tok.encode(text))
+
+
+def test_load_minbpe_model(page: Page, trained, tmp_path):
+    """A minbpe .model (from the file picker, then dropped) gives the library's ids; with its
+    .tiktoken beside it the page says to load it alone."""
+    from tokenizer.formats import minbpe_text
+
+    tok, folder = trained
+    path = tmp_path / "swiftmodel.model"
+    path.write_text(minbpe_text(tok), encoding="utf-8")
+    loaded = Tokenizer.load(path)
+    page.get_by_test_id("load-files").set_input_files([path])
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded swiftmodel")
+    text = type_text(page, "minbpe's format, same ids: Taylor's 1989 tour 東京")
+    assert loaded.encode(text) == tok.encode(text)
+    wait_ids(page, "swiftmodel", loaded.encode(text))
+    drop_files(
+        page,
+        [
+            {"name": "swiftmodel.model", "text": path.read_text()},
+            {"name": "swiftmodel.tiktoken", "text": "x"},
+        ],
+    )
+    expect(page.get_by_test_id("load-message")).to_contain_text("load swiftmodel.model on its own")
 
 
 # ----- share link, dark mode, screenshots -----------------------------------------------------
