@@ -220,6 +220,8 @@ PREPARED = {  # (pattern, preparation, chunk_lookup) of tokenizers that prepare 
     "qwen2-like": ("gpt4", Preparation(("NFC",)), True),
     "chunks": ("o200k", Preparation(("NFKD", "NFC"), CHUNK), False),
     "no-split": ("none", Preparation(("NFD",), SEGMENT), False),
+    "starcoder": ("gpt2", Preparation(pre_splits=(r"\p{N}|\P{N}+",)), True),
+    "pre-splits": ("gpt2", Preparation(("NFC",), SEGMENT, (r"[\r\n]+|[^\r\n]+", "o200k")), False),
 }
 
 

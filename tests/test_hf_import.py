@@ -59,6 +59,24 @@ SHAPES = {
         ]
     ),
     "prefix-no-split": lambda: byte_level(False, prefix=True),
+    "starcoder": lambda: pre_tokenizers.Sequence(  # digits alone, then ByteLevel's own gpt2 split
+        [pre_tokenizers.Digits(individual_digits=True), byte_level(True)]
+    ),
+    "splits-then-prefix": lambda: pre_tokenizers.Sequence(  # two Splits, a space before each gpt2 piece
+        [
+            pre_tokenizers.Split(hf.Regex(r"[\r\n]+"), "isolated"),
+            pre_tokenizers.Digits(),
+            byte_level(True, prefix=True),
+        ]
+    ),
+    "three-splits": lambda: pre_tokenizers.Sequence(  # as DeepSeek's: Splits in a row, no regex
+        [
+            pre_tokenizers.Split(hf.Regex(r"[\r\n]"), "isolated"),
+            pre_tokenizers.Split(hf.Regex(r"\p{N}{1,3}"), "isolated"),
+            pre_tokenizers.Split(hf.Regex(LLAMA3), "isolated"),
+            byte_level(False),
+        ]
+    ),
     "gaps": lambda: pre_tokenizers.Sequence(  # Isolated keeps the text between matches
         [pre_tokenizers.Split(hf.Regex(r"\p{L}+"), "isolated"), byte_level(False)]
     ),
@@ -170,7 +188,18 @@ _SAMPLES = [
     text=st.one_of(
         tie_heavy_texts(), st.lists(st.sampled_from(_SAMPLES), max_size=25).map("".join), st.text(max_size=40)
     ),
-    shape=st.sampled_from(["roberta", "qwen2", "prefix-chunks", "prefix-no-split", "gpt2", "llama3"]),
+    shape=st.sampled_from(
+        [
+            "roberta",
+            "qwen2",
+            "prefix-chunks",
+            "prefix-no-split",
+            "gpt2",
+            "llama3",
+            "starcoder",
+            "splits-then-prefix",
+        ]
+    ),
 )
 def test_random_text_gives_hf_ids(trained, text, shape):
     reference, ours = trained[shape]
@@ -189,6 +218,8 @@ def test_what_the_shapes_load_as(trained):
     assert prepared["prefix-no-split"] == ("none", Preparation((), SEGMENT), False)
     assert prepared["gpt2"] == ("gpt2", None, False)
     assert prepared["llama3"][1:] == (None, True)
+    assert prepared["starcoder"] == ("gpt2", Preparation(pre_splits=(r"\p{N}|\P{N}+",)), False)
+    assert prepared["three-splits"][1].pre_splits[0] == r"(?:[\r\n])|(?:(?!(?:[\r\n]))[\s\S])+"
 
 
 def test_save_and_load_keep_the_preparation(trained, tmp_path, texts):
@@ -287,10 +318,6 @@ REFUSED = [
     (lambda: hf_json(model=models.BPE(byte_fallback=True)), "byte_fallback"),
     (lambda: hf_json(model=models.WordPiece(unk_token="[UNK]")), "model 'WordPiece'"),
     (lambda: hf_json(model=models.Unigram()), "model 'Unigram'"),
-    (
-        lambda: hf_json(pre_tokenizers.Sequence([pre_tokenizers.Digits(), byte_level(True)])),
-        "two splitting steps",
-    ),
     (
         lambda: hf_json(
             pre_tokenizers.Sequence(

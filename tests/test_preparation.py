@@ -83,4 +83,8 @@ def test_bad_preparations_are_refused_with_the_choices():
         Preparation(("NFX",))
     with pytest.raises(ValueError, match="prefix_space must be 'segment', 'chunk' or absent"):
         Preparation(prefix_space="everywhere")
+    with pytest.raises(ValueError, match="a pre-split must be a split pattern, not 'none'"):
+        Preparation(pre_splits=("none",))
+    with pytest.raises(ValueError, match="can match the empty string|empty"):
+        Preparation(pre_splits=("a*",))
     assert not Preparation() and Preparation(prefix_space=SEGMENT) and Preparation(prefix_space=CHUNK)

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from . import formats
 from ._bpe import bpe_merge, encode_piece
 from .patterns import compile_pattern, resolve_pattern
-from .preparation import CHUNK, SEGMENT, Preparation, with_space
+from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
 from .validate import TokenizerFileError
 
@@ -149,14 +149,9 @@ class Tokenizer:
     def split(self, text: str) -> list[str]:
         """The pre-tokenization chunks of `text` (merges never cross them). With a preparation
         they are chunks of the prepared text (normalized, with HF's prefix space), as merged."""
-        prep = self.preparation
-        if prep is None:
+        if self.preparation is None:
             return self._splitter.findall(text)
-        text = prep.normalize(text)
-        if prep.prefix_space == SEGMENT:
-            text = with_space(text)
-        chunks = self._splitter.findall(text)
-        return list(map(with_space, chunks)) if prep.prefix_space == CHUNK else chunks
+        return self.preparation.chunks(text, self._splitter)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ignoring special tokens (their text is encoded as ordinary text)."""

@@ -16,7 +16,7 @@ merges the listed *pair* of lowest priority. Three choices make HF follow the ra
   use the conventional `isolated` form.
 
 A preparation (preparation.py) is written as HF's own steps: the normalizations as HF's
-normalizers of those names, the prefix space as `ByteLevel(add_prefix_space=true)`, alone (with
+normalizers of those names, the pre-splits as Splits before the pattern's, the prefix space as `ByteLevel(add_prefix_space=true)`, alone (with
 `use_regex` for the gpt2 pattern) for SEGMENT, after the `Split` for CHUNK. A space before the
 segment followed by a pattern other than gpt2's has no HF form and is refused. A tokenizer with
 `chunk_lookup=False` gets `ignore_merges: false`.
@@ -64,8 +64,31 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
     return [(left, right) for _, _, _, left, right in merges]
 
 
-def pre_tokenizer(pattern: str, prefix_space: str | None = None) -> dict[str, Any]:
-    """HF's steps for our split `pattern` and the place of HF's prefix space (preparation.py)."""
+def pre_tokenizer(pattern: str, preparation: Preparation | None = None) -> dict[str, Any]:
+    """HF's steps for our split `pattern` and the preparation's pre-splits and prefix space."""
+    steps = [split_step(p) for p in (preparation.pre_splits if preparation else ())]
+    last = _last_steps(pattern, preparation.prefix_space if preparation else None)
+    if not steps:
+        return last
+    return {"type": "Sequence", "pretokenizers": steps + last.get("pretokenizers", [last])}
+
+
+def split_step(pattern: str) -> dict[str, Any]:
+    """HF's Split for a pattern: `isolated` for the named ones (they match every character),
+    else the matches only (`removed` + invert), which is `findall`."""
+    regex = resolve_pattern(pattern)
+    if not regex:
+        raise ValueError("the tokenizer's split pattern is empty")
+    named = regex in PATTERNS.values()
+    return {
+        "type": "Split",
+        "pattern": {"Regex": oniguruma_regex(regex)},
+        "behavior": "Isolated" if named else "Removed",
+        "invert": not named,
+    }
+
+
+def _last_steps(pattern: str, prefix_space: str | None) -> dict[str, Any]:
     byte_level = {
         "type": "ByteLevel",
         "add_prefix_space": prefix_space is not None,
@@ -74,24 +97,14 @@ def pre_tokenizer(pattern: str, prefix_space: str | None = None) -> dict[str, An
     }
     if pattern == NO_SPLIT:
         return byte_level  # one sequence: merges may cross spaces
-    regex = resolve_pattern(pattern)
-    if not regex:
-        raise ValueError("the tokenizer's split pattern is empty")
     if prefix_space == SEGMENT:
-        if regex != PATTERNS["gpt2"]:
+        if resolve_pattern(pattern) != PATTERNS["gpt2"]:
             raise ValueError(
                 "a space before the text, then a split pattern other than gpt2's, has no HF form: HF's "
                 "ByteLevel puts the space only before its own (gpt2) split or each chunk of a Split"
             )
         return {**byte_level, "use_regex": True}
-    named = regex in PATTERNS.values()
-    split = {
-        "type": "Split",
-        "pattern": {"Regex": oniguruma_regex(regex)},
-        "behavior": "Isolated" if named else "Removed",
-        "invert": not named,
-    }
-    return {"type": "Sequence", "pretokenizers": [split, byte_level]}
+    return {"type": "Sequence", "pretokenizers": [split_step(pattern), byte_level]}
 
 
 def normalizer(preparation: Preparation | None) -> dict[str, Any] | None:
@@ -134,9 +147,7 @@ def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
         "padding": None,
         "added_tokens": added_tokens,
         "normalizer": normalizer(tok.preparation),
-        "pre_tokenizer": pre_tokenizer(
-            tok.pattern, tok.preparation.prefix_space if tok.preparation else None
-        ),
+        "pre_tokenizer": pre_tokenizer(tok.pattern, tok.preparation),
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": {

@@ -17,11 +17,13 @@ a file is never loaded as something else. What maps exactly, and why:
   (preparation.py: HF's older Unicode tables reproduced). When there is one, every added token
   must have `normalized: false` (HF finds the others in the normalized text, and normalizing
   the text around a token is not normalizing the text with it); the rest are refused.
-- pre-tokenizer: at most one step that splits, then `ByteLevel` (which maps bytes to the
-  alphabet). `ByteLevel(add_prefix_space=true)` puts a space before each piece it is given
-  that lacks one: the text between added tokens when it is alone, each chunk when it follows
-  a split (preparation.py's SEGMENT and CHUNK, checked with `tokenizers` in the tests). `ByteLevel(use_regex=true)` alone splits with GPT-2's regex (the `gpt2`
-  pattern: tests/test_hf_import.py compares the ids with `tokenizers` on real text). A
+- pre-tokenizer: steps that split, then `ByteLevel` (which maps bytes to the alphabet). The
+  last splitting step is the pattern; the ones before it are pre-splits (preparation.py), each
+  run on every piece of the one before, as HF does. `ByteLevel(add_prefix_space=true)` puts a
+  space before each piece it is given that lacks one: the text between added tokens when it
+  is alone, each piece before its own gpt2 split, each chunk when it follows a split
+  (preparation.py's SEGMENT and CHUNK, checked with `tokenizers` in the tests).
+  `ByteLevel(use_regex=true)` splits with GPT-2's regex (the `gpt2` pattern: tests/test_hf_import.py compares the ids with `tokenizers` on real text). A
   `Split` with `Removed` + invert keeps only the matches: exactly `findall`. A `Split`
   with `Isolated` keeps the text between matches too: `R|(?:(?!R)[\\s\\S])+` finds the same
   pieces (a gap is a run of positions where R cannot start), and the named patterns match
@@ -35,8 +37,7 @@ a file is never loaded as something else. What maps exactly, and why:
 
 Refused: other normalizers (Lowercase, Replace, Prepend, Strip, BertNormalizer, Precompiled,
 ...: they change the text in ways not reproduced here), `Metaspace` and other pre-tokenizers
-(Whitespace, BertPreTokenizer, ...), two splitting steps in a row (a split, then
-`ByteLevel(use_regex=true)`), other Split behaviours, WordPiece/Unigram/WordLevel models.
+(Whitespace, BertPreTokenizer, ...), other Split behaviours, WordPiece/Unigram/WordLevel models.
 """
 
 from __future__ import annotations
@@ -73,9 +74,12 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
     post = obj.get("post_processor")
     if post is not None and (not isinstance(post, dict) or post.get("type") not in IGNORED_POST_PROCESSORS):
         _refuse(source, "post_processor", _kind(post))
-    pattern, prefix_space = _pattern(obj.get("pre_tokenizer"), source)
+    pattern, prefix_space, pre_splits = _pattern(obj.get("pre_tokenizer"), source)
     special = _added_tokens(obj.get("added_tokens"), source, normalizers)
-    preparation = Preparation(normalizers, prefix_space) or None
+    try:
+        preparation = Preparation(normalizers, prefix_space, pre_splits) or None
+    except ValueError as e:  # a Split's regex that our engine cannot compile
+        raise TokenizerFileError(f"{source}: pre_tokenizer: {e}") from None
     chunk_lookup = bool(model.get("ignore_merges", False))
     return HfTokenizer(_ranks(model, special, source), pattern, special, preparation, chunk_lookup)
 
@@ -133,9 +137,10 @@ def _normalizers(normalizer: Any, source: str) -> tuple[str, ...]:
     return forms
 
 
-def _pattern(pre: Any, source: str) -> tuple[str, str | None]:
-    """The one split pattern that the pre-tokenizer's steps amount to, and where ByteLevel puts
-    a space (preparation.py; None without add_prefix_space) (see the module docstring)."""
+def _pattern(pre: Any, source: str) -> tuple[str, str | None, tuple[str, ...]]:
+    """The split pattern of the pre-tokenizer's last splitting step, where ByteLevel puts a space
+    (None without add_prefix_space) and the patterns of the splitting steps before it, in order
+    (preparation.py; see the module docstring)."""
     if pre is None:
         _refuse(source, "pre_tokenizer", "None", "without ByteLevel the vocabulary is not byte-level")
     steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
@@ -145,16 +150,16 @@ def _pattern(pre: Any, source: str) -> tuple[str, str | None]:
     if not isinstance(last, dict) or last.get("type") != "ByteLevel":
         _refuse(source, "pre_tokenizer", _kind(last), "the last step must be ByteLevel")
     patterns = [_split_pattern(step, source) for step in splits]
-    if last.get("use_regex", True):
+    use_regex = last.get("use_regex", True)
+    if use_regex:
         patterns.append("gpt2")
-    if len(patterns) > 1:
-        kinds = [_kind(s) for s in splits] + (
-            ["ByteLevel(use_regex=true)"] if last.get("use_regex", True) else []
-        )
-        _refuse(source, "pre_tokenizer", " then ".join(kinds), "two splitting steps in a row")
-    # A space before each piece ByteLevel gets: the segment, or each chunk of the split before it.
-    prefix_space = (CHUNK if splits else SEGMENT) if last.get("add_prefix_space", True) else None
-    return (patterns[0] if patterns else NO_SPLIT), prefix_space
+    # The last split is our pattern; the steps before it split first (preparation.py's pre_splits).
+    # ByteLevel's space goes before each piece its own split gets (or the segment), else
+    # before each chunk of the Split before it.
+    prefix_space = None
+    if last.get("add_prefix_space", True):
+        prefix_space = CHUNK if splits and not use_regex else SEGMENT
+    return (patterns[-1] if patterns else NO_SPLIT), prefix_space, tuple(patterns[:-1])
 
 
 def _split_pattern(step: Any, source: str) -> str:

@@ -1,6 +1,6 @@
 """Text preparation: what a tokenizer does to the text before BPE, beyond splitting it.
 
-A Hugging Face tokenizer.json may change the text before its split pattern sees it; two such
+A Hugging Face tokenizer.json may change the text before its split pattern sees it; three such
 changes are reproduced exactly here (hf_import.py refuses every other one by name):
 
 - **Unicode normalization** (`normalizers`: NFC, NFD, NFKC, NFKD, applied in order), HF's
@@ -12,15 +12,20 @@ changes are reproduced exactly here (hf_import.py refuses every other one by nam
   every version), and the unknown code point is kept as it is. `_hf_normalization.HF_UNKNOWN`
   lists them (scripts/gen_hf_normalization.py; tests/test_preparation.py checks every code point,
   alone and decomposed, and random text, against `tokenizers`).
+- **Splits before the split** (`pre_splits`): HF's pre-tokenizer steps run one after the other,
+  each on every piece the previous one made (StarCoder's `Digits` then `ByteLevel`'s own gpt2
+  split). Each pre-split is a pattern whose `findall` gives the pieces (hf_import.py says which
+  HF steps are one); the tokenizer's own pattern then splits each piece.
 - **A space before the text** (`prefix_space`), HF's `ByteLevel(add_prefix_space=true)`: a
   piece of text that does not start with " " gets one, an empty piece stays empty. Which pieces
-  depends on where ByteLevel stands: alone, it sees each stretch of text between special tokens
-  (SEGMENT: the space goes before the text, then the pattern splits it); after a `Split` or
-  `Digits` step, it sees each chunk that step made (CHUNK: every chunk gets its space).
+  depends on where ByteLevel stands: before its own split (use_regex), or alone, it sees each
+  stretch of text between special tokens, or each piece of the steps before it (SEGMENT: the
+  space goes before each such piece, then the pattern splits it); after a `Split` or `Digits`
+  step that is our pattern, it sees each chunk that step made (CHUNK: every chunk gets a space).
 
-Normalization comes first, then the space, then (SEGMENT) the split: HF's order. The result is
-what `Tokenizer.split` returns, the chunks that are then merged; they concatenate to the prepared
-text, not to the text given.
+HF's order: normalization, the pre-splits, the SEGMENT space, the pattern, the CHUNK space.
+The result is what `Tokenizer.split` returns, the chunks that are then merged; they concatenate
+to the prepared text, not to the text given.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._hf_normalization import CHECKED_UNICODE, HF_UNKNOWN
+from .patterns import NO_SPLIT, Splitter, compile_pattern
 
 NORMALIZATIONS = ("NFC", "NFD", "NFKC", "NFKD")
 SEGMENT, CHUNK = "segment", "chunk"  # where prefix_space puts its space (see the docstring)
@@ -47,10 +53,11 @@ UNICODE_CHECKED = _version(unicodedata.unidata_version) <= _version(CHECKED_UNIC
 
 @dataclass(frozen=True)
 class Preparation:
-    """Normalizations (applied in order) and where a space goes before the text (or None)."""
+    """Normalizations (applied in order), pre-split patterns (in order), where a space goes."""
 
     normalizers: tuple[str, ...] = ()
     prefix_space: str | None = None
+    pre_splits: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = [n for n in self.normalizers if n not in NORMALIZATIONS]
@@ -62,9 +69,29 @@ class Preparation:
             raise ValueError(
                 f"prefix_space must be {SEGMENT!r}, {CHUNK!r} or absent, not {self.prefix_space!r}"
             )
+        for pattern in self.pre_splits:
+            if not isinstance(pattern, str) or pattern == NO_SPLIT:
+                raise ValueError(f"a pre-split must be a split pattern, not {pattern!r}")
+            compile_pattern(pattern)  # a bad regex fails here, with the pattern's own message
 
     def __bool__(self) -> bool:
-        return bool(self.normalizers or self.prefix_space)
+        return bool(self.normalizers or self.prefix_space or self.pre_splits)
+
+    def chunks(self, text: str, splitter: Splitter) -> list[str]:
+        """The chunks of `text` prepared and split by `splitter` (the tokenizer's pattern)."""
+        for form in self.normalizers:
+            text = normalize(form, text)
+        pieces = [text]
+        for pattern in self.pre_splits:
+            findall = compile_pattern(pattern).findall
+            pieces = [chunk for piece in pieces for chunk in findall(piece)]
+        if self.prefix_space == SEGMENT:
+            pieces = list(map(with_space, pieces))
+        if len(pieces) == 1:
+            chunks = splitter.findall(pieces[0])
+        else:
+            chunks = [chunk for piece in pieces for chunk in splitter.findall(piece)]
+        return list(map(with_space, chunks)) if self.prefix_space == CHUNK else chunks
 
     def normalize(self, text: str) -> str:
         """`text` as HF's normalizers leave it (see the module docstring)."""
@@ -73,11 +100,17 @@ class Preparation:
         return text
 
     def to_json(self) -> dict[str, Any]:
-        return {"normalizers": list(self.normalizers), "prefix_space": self.prefix_space}
+        return {
+            "normalizers": list(self.normalizers),
+            "pre_splits": list(self.pre_splits),
+            "prefix_space": self.prefix_space,
+        }
 
     def describe(self) -> str:
         """What a format that cannot carry the preparation is told it would lose."""
         parts = [f"normalizes the text ({', '.join(self.normalizers)})"] if self.normalizers else []
+        if self.pre_splits:
+            parts.append(f"splits it with {len(self.pre_splits)} more pattern(s) before its own")
         if self.prefix_space:
             parts.append(f"puts a space before each {self.prefix_space} (HF's add_prefix_space)")
         return " and ".join(parts)

@@ -158,13 +158,14 @@ def saved_json_parts(
 
 
 def _saved_preparation(value: Any, source: str) -> Preparation | None:
-    """ "preparation": {"normalizers": [...], "prefix_space": "segment" | "chunk" | null}."""
+    """ "preparation": {"normalizers": [...], "pre_splits": [...], "prefix_space": "segment" | "chunk" | null}."""
     if value is None:
         return None
     check_type(value, dict, source, "preparation", 'an object {"normalizers": [...], "prefix_space": ...}')
     normalizers = check_type(value.get("normalizers", []), list, source, "preparation.normalizers", "a list")
+    pre_splits = check_type(value.get("pre_splits", []), list, source, "preparation.pre_splits", "a list")
     try:
-        return Preparation(tuple(normalizers), value.get("prefix_space")) or None
+        return Preparation(tuple(normalizers), value.get("prefix_space"), tuple(pre_splits)) or None
     except (ValueError, TypeError) as e:
         raise TokenizerFileError(f"{source}: preparation: {e}") from None
 
