@@ -337,6 +337,15 @@ REFUSED = [
         },
         "not in the byte-level alphabet",
     ),
+    (  # HF finds "<s>" first in "a<s>": a, <s>; all at once, leftmost first, finds a<s, >
+        lambda: hf_json(
+            added_tokens=[
+                {"id": 300, "content": "<s>", "special": True, "normalized": False},
+                {"id": 301, "content": "a<s", "special": False, "normalized": True},
+            ]
+        ),
+        "added_tokens[1] ('a<s') with normalized=true beside '<s>' (normalized=false) is not supported",
+    ),
     (lambda: [], "expected a JSON object"),
 ]
 

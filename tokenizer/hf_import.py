@@ -31,7 +31,10 @@ a file is never loaded as something else. What maps exactly, and why:
   of `\\p{N}` with individual_digits). No pre-tokenizer step at all: the text is one chunk.
 - added tokens become special tokens (special or not): HF matches every added token in
   the text, so ids equal HF's with allowed_special="all"; lstrip/rstrip/single_word, which
-  change what matches, are refused.
+  change what matches, are refused. HF looks for the `normalized: false` ones first and the
+  others between them, we for all at once (leftmost, then longest): a file where a token of
+  the second kind contains or overlaps one of the first is refused, since only there the two
+  orders can differ.
 - post-processors that only add tokens around the ids (TemplateProcessing, ByteLevel,
   RobertaProcessing) are ignored: ids equal HF's `encode(text, add_special_tokens=False)`.
 
@@ -187,6 +190,7 @@ def _split_pattern(step: Any, source: str) -> str:
 
 def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict[str, int]:
     special: dict[str, int] = {}
+    first: list[str] = []  # normalized=false: HF finds these first, then the others between them
     for i, token in enumerate(added or []):
         where = f"{source}: added_tokens[{i}]"
         if not isinstance(token, dict) or not isinstance(token.get("content"), str) or not token["content"]:
@@ -194,7 +198,10 @@ def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict
         for flag in ("lstrip", "rstrip", "single_word"):
             if token.get(flag):
                 _refuse(source, f"added_tokens[{i}] ({token['content']!r}) option", f"{flag}=true")
-        if normalizers and token.get("normalized", not token.get("special")):
+        normalized = token.get("normalized", not token.get("special"))
+        if not normalized:
+            first.append(token["content"])
+        if normalizers and normalized:
             _refuse(
                 source,
                 f"added_tokens[{i}] ({token['content']!r}) option",
@@ -204,7 +211,28 @@ def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict
         if token["content"] in special:
             raise TokenizerFileError(f"{where}: {token['content']!r} is listed twice")
         special[token["content"]] = check_id(token.get("id"), f"{where}.id")
+    _check_matching_order(list(special), set(first), source)
     return special
+
+
+def _check_matching_order(tokens: list[str], first: set[str], source: str) -> None:
+    """HF finds the normalized=false added tokens first and the others only in the text between
+    them; we find all at once, leftmost and then longest. The two agree unless a token found
+    later contains one found first, or the two can overlap (an end of one is a start of the
+    other): such a pair is refused."""
+    for i, later in enumerate(tokens):
+        if later in first:
+            continue
+        for token in first:
+            ends = range(1, min(len(token), len(later)))
+            if token in later or any(later[-k:] == token[:k] or token[-k:] == later[:k] for k in ends):
+                _refuse(
+                    source,
+                    f"added_tokens[{i}] ({later!r}) with",
+                    f"normalized=true beside {token!r} (normalized=false)",
+                    "HF looks for the normalized=false one first and they overlap; save both with "
+                    "the same 'normalized'",
+                )
 
 
 def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> dict[bytes, int]:
