@@ -46,7 +46,7 @@ from . import _wordstore
 from ._wordstore import JOIN, SEP, SHIFT, WordStore, load_numpy, pack_words, pair_of_key, sum_by_key
 from .progress import Progress, Ticker
 
-BULK_MIN_BLOCKS = 150  # merges touching this many blocks run through numpy (scan_bulk)
+BULK_MIN_BLOCKS = 400  # blocks still holding the pair from which a merge runs through numpy (scan_bulk); fewer: word by word (numpy costs ~0.3 ms a merge)
 PAIR_BUDGET = 1 << 14  # pairs tracked at once: more means fewer recounts and more memory
 OFF_BITS = 40  # `first` heap keys: -count << 80 | word << 40 | byte offset
 OFF_MASK = (1 << OFF_BITS) - 1
@@ -187,8 +187,13 @@ class _HeapTrainer(WordStore):
         self.pc.pop(p, None)
         self.where.pop(p, None)
 
-    def pop_best(self) -> tuple[int, str, int] | None:
-        """Pop the best pair: (count, pair, its first word or a lower bound), None if none is left."""
+    def pop_best(self) -> tuple[int, str, int, bool] | None:
+        """Pop the best pair: (count, pair, its first word or a lower bound, whether it is the
+        only pair with that count), None if none is left.
+
+        A stored count is never below the truth, so when the top's count is exact and both
+        children store less, no other pair has that count: no tie to break, and the `first`
+        rule need not find the pair's first occurrence (its stored word is a lower bound)."""
         while True:
             heap, pc, first, floor = self.heap, self.pc, self.first, self.floor
             while heap:
@@ -198,22 +203,29 @@ class _HeapTrainer(WordStore):
                     heappop(heap)
                     self.drop(p)
                     continue
+                n = len(heap)
                 if not first:
                     if c != -key:
                         heapreplace(heap, (-c, p))
                         continue
+                    top = -c
+                    unique = (n < 2 or heap[1][0] > top) and (n < 3 or heap[2][0] > top)
                     heappop(heap)
-                    return c, p, 0
+                    return c, p, 0, unique
                 if c != -(key >> POS_BITS):
                     heapreplace(heap, (((-c) << POS_BITS) | (key & POS_MASK), p))
                     continue
                 w_low = (key >> OFF_BITS) & OFF_MASK
+                top = -c
+                if (n < 2 or heap[1][0] >> POS_BITS > top) and (n < 3 or heap[2][0] >> POS_BITS > top):
+                    heappop(heap)
+                    return c, p, w_low, True
                 w, off = self.earliest(p, w_low)
                 if (w, off) != (w_low, key & OFF_MASK):
                     heapreplace(heap, (_first_key(c, w, off), p))
                     continue
                 heappop(heap)
-                return c, p, w
+                return c, p, w, False
             if floor <= self.min_frequency:
                 return None
             self.index()  # every tracked pair is spent: count again, with a lower floor
@@ -263,8 +275,8 @@ class _HeapTrainer(WordStore):
                     else "no pairs left: every chunk is a single token"
                 )
                 break
-            c, p, w_low = entry
-            tied = self.best_count() == c
+            c, p, w_low, unique = entry
+            tied = not unique and self.best_count() == c
             ties += tied
             new_id = 256 + step
             left, right = ord(p[0]), ord(p[1])
@@ -289,23 +301,39 @@ class _HeapTrainer(WordStore):
         cands = self.where.pop(p)
         self.pc.pop(p, None)
         j0 = bisect_left(cands, w_low // self.per_block)
-        if self.np is not None and len(cands) - j0 >= BULK_MIN_BLOCKS:
-            fresh = self.scan_bulk(p, x, cands, j0)
-        else:
-            fresh = self.scan(p, x, cands, j0)
+        ids = cands[j0:]
         pc, floor, heap, where = self.pc, self.floor, self.heap, self.where
         first, per_block = self.first, self.per_block
-        for k, (v, e) in fresh.items():
-            if v >= floor:
-                pc[k] = v
-                where[k] = e
-                heappush(heap, (_first_key(v, e[0] * per_block, 0), k) if first else (-v, k))
+        # first: _first_key(v, first word of its first block, 0), inlined below
+        if self.np is not None and len(ids) >= BULK_MIN_BLOCKS:
+            blocks = self.blocks
+            strs = itemgetter(*ids)(blocks) if len(ids) > 1 else (blocks[ids[0]],)
+            live = list(map(contains, strs, repeat(p)))  # many have lost p to earlier merges
+            if not all(live):
+                ids, strs = list(compress(ids, live)), list(compress(strs, live))
+        if self.np is not None and len(ids) >= BULK_MIN_BLOCKS:
+            for k, (v, e) in self.scan_bulk(p, x, ids, strs).items():
+                if v >= floor:
+                    pc[k] = v
+                    where[k] = e
+                    heappush(
+                        heap, ((-v) << POS_BITS | (e[0] * per_block) << OFF_BITS, k) if first else (-v, k)
+                    )
+        else:
+            for k, e in self.scan(p, x, ids).items():
+                v = e[0]
+                if v >= floor:
+                    pc[k] = v
+                    where[k] = array("i", e[1:])
+                    heappush(
+                        heap, ((-v) << POS_BITS | (e[1] * per_block) << OFF_BITS, k) if first else (-v, k)
+                    )
         if len(pc) > self.prune_at:
             self.prune()
 
-    def scan(self, p: str, x: str, cands: array, j0: int) -> dict[str, tuple[int, array]]:
-        """Merge block by block: the words and pair counts change in place; returns the new
-        pairs as pair -> (count, blocks holding it).
+    def scan(self, p: str, x: str, ids: Sequence[int]) -> dict[str, list[int]]:
+        """Merge in the blocks `ids` (ascending; some may have lost p): the words and pair
+        counts change in place; returns the new pairs as pair -> [count, blocks holding it...].
 
         One pass over the occurrences of p = ab in each block, left to right and not
         overlapping (the occurrences str.replace replaces), finds both changes at each:
@@ -318,8 +346,7 @@ class _HeapTrainer(WordStore):
         get = pc.get
         fresh: dict[str, list[int]] = {}
         fget = fresh.get
-        for j in range(j0, len(cands)):
-            b = cands[j]
+        for b in ids:
             s = blocks[b]
             t = s.replace(p, x)
             if t is s:  # the block lost p to earlier merges
@@ -367,17 +394,14 @@ class _HeapTrainer(WordStore):
                                 e.append(b)
                 prev_end = end
                 i = nxt
-        return {k: (e[0], array("i", e[1:])) for k, e in fresh.items()}
+        return fresh
 
-    def scan_bulk(self, p: str, x: str, cands: array, j0: int) -> dict[str, tuple[int, array]]:
+    def scan_bulk(
+        self, p: str, x: str, ids: Sequence[int], strs: Sequence[str]
+    ) -> dict[str, tuple[int, array]]:
         """scan() for many blocks at once, a batch at a time: join them, find the occurrences
         and their neighbours with numpy, and touch each distinct neighbouring pair once."""
         blocks = self.blocks
-        ids = cands[j0:]
-        strs = itemgetter(*ids)(blocks) if len(ids) > 1 else (blocks[ids[0]],)
-        live = list(map(contains, strs, repeat(p)))  # many have lost p since: skip them
-        if not all(live):
-            ids, strs = list(compress(ids, live)), list(compress(strs, live))
         counts: dict[str, int] = {}
         lists: dict[str, array] = {}
         for group, text, code in self.batches(ids, strs):
