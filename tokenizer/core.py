@@ -72,6 +72,8 @@ class Tokenizer:
         self._splitter = compile_pattern(pattern)
         self.preparation = preparation or None  # None: the text is split as it is (tiktoken)
         self.chunk_lookup = chunk_lookup
+        if not chunk_lookup:  # the default path stays the method itself, unchanged
+            self._encode_new_chunk = self._merge_new_chunk  # type: ignore[method-assign]
         self._cache = _ChunkCache(self._encode_new_chunk)
         self._longest_token: int | None = None  # bytes; bounds the safe-cut checks of long chunks
         self._special_regex_cache: dict[frozenset[str], re.Pattern[str]] = {}
@@ -238,9 +240,11 @@ class Tokenizer:
         return list(chain.from_iterable(map(cache.__getitem__, chunks)))
 
     def _encode_new_chunk(self, chunk: str) -> tuple[int, ...]:
-        if not self.chunk_lookup:
-            return tuple(bpe_merge(chunk.encode("utf-8"), self.mergeable_ranks))
         return encode_piece(chunk.encode("utf-8"), self.mergeable_ranks, self._max_token_length())
+
+    def _merge_new_chunk(self, chunk: str) -> tuple[int, ...]:
+        """chunk_lookup=False: the merge loop alone, even for a chunk that is itself a token."""
+        return tuple(bpe_merge(chunk.encode("utf-8"), self.mergeable_ranks))
 
     def bpe_merge(self, piece: bytes) -> list[int]:
         """The merge loop alone on raw bytes (UTF-8 or not), without the whole-piece lookup.
