@@ -121,12 +121,26 @@ class PanelModel:
         self.ids: list[int] = []
         self.lens: list[int] = []
         self.serial = 0
+        self.text = ""
 
     def show(self, name: str, text: str, *, base: int | None = None) -> bool:
-        start, removed, full, serial, ids, lens, data, ms = bridge.encode_edit(
-            name, "panel", text, self.serial if base is None else base
+        answer = bridge.encode_edit(name, "panel", text, self.serial if base is None else base)
+        return self.apply(answer, text)
+
+    def change(self, name: str, start: int, removed: int, inserted: str, *, base=None):
+        """encode_change; None (the page must send the whole text) or whether it was whole."""
+        answer = bridge.encode_change(
+            name, "panel", self.serial if base is None else base, start, removed, inserted
         )
-        assert sum(int32s(lens)) == len(data) and ms >= 0
+        if answer is None:
+            return None
+        self.text = self.text[:start] + inserted + self.text[start + removed :]
+        return self.apply(answer, self.text)
+
+    def apply(self, answer, text: str) -> bool:
+        start, removed, full, serial, ids, lens, data, ms, chars = answer
+        self.text = text
+        assert sum(int32s(lens)) == len(data) and ms >= 0 and chars == len(text)
         if full:
             assert start == 0
             self.ids, self.lens = int32s(ids), int32s(lens)
@@ -163,6 +177,45 @@ def test_encode_edit_is_whole_when_the_page_shows_another_result():
     bridge.forget_edits("panel")
     assert panel.show("gpt2", "one two three four five six")
     assert panel.ids == get_encoding("gpt2").encode("one two three four five six")
+
+
+PIECES = ["Hello", " world", "  ", "\n\n", " " * 30, "'s", "DON'T", "123", "東京", "🙂", "\u3000", "!", "x"]
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@settings(max_examples=60, deadline=None)
+@given(
+    start=st.lists(st.sampled_from(PIECES), max_size=20).map("".join),
+    edits=st.lists(
+        st.tuples(st.floats(0, 1), st.integers(0, 8), st.sampled_from(["", *PIECES, "<|endoftext|>"])),
+        min_size=1,
+        max_size=10,
+    ),
+)
+def test_encode_change_edits_add_up_to_encode(name, start, edits):
+    # The page sends only the edit (bridge.encode_change); after any sequence of edits the
+    # panel's patched ids equal a full encode of the text the edits made.
+    panel, tok = PanelModel(), get_encoding(name)
+    panel.show(name, start)
+    for where, cut, insert in edits:
+        i = int(where * len(panel.text))
+        removed = min(cut, len(panel.text) - i)
+        assert panel.change(name, i, removed, insert) is not None
+        want = tok.encode(panel.text, allowed_special="all")
+        assert panel.ids == want and panel.lens == [len(p) for p in tok.decode_tokens_bytes(want)]
+
+
+def test_encode_change_asks_for_the_whole_text_when_it_lacks_the_panels():
+    panel = PanelModel()
+    assert panel.change("gpt2", 0, 0, "x") is None  # nothing kept for the key yet
+    panel.show("gpt2", "one two")
+    assert panel.change("gpt2", 3, 0, " and", base=panel.serial - 1) is None  # another serial
+    assert panel.change("cl100k_base", 3, 0, " and") is None  # another tokenizer
+    assert panel.change("gpt2", 5, 9, "") is None  # a range outside the text
+    assert panel.change("gpt2", 3, 0, " and") is False  # the kept text: a patch
+    assert panel.text == "one and two" and panel.ids == get_encoding("gpt2").encode("one and two")
+    bridge.forget_edits("panel")
+    assert panel.change("gpt2", 0, 0, "x") is None  # forgotten (a panel removed, a restart)
 
 
 @pytest.mark.parametrize("name", ENCODINGS)

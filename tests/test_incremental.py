@@ -77,6 +77,38 @@ def test_random_edits_equal_full_encode(tokenizers, name, start, edits):
     check_sequence(tokenizers[name], texts)
 
 
+@pytest.mark.parametrize("name", [*ENCODINGS, "custom", "no-specials"])
+@settings(max_examples=120, deadline=None)
+@given(
+    start=text_st,
+    edits=st.lists(edit_st, min_size=1, max_size=8),
+    widen=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=8, max_size=8),
+)
+def test_told_edits_equal_full_encode(tokenizers, name, start, edits, widen):
+    # edit() is told where the edit is; a range wider than the real change (an unchanged
+    # character on either side given as removed and inserted again) must change nothing.
+    tok = tokenizers[name]
+    enc = IncrementalEncoder(tok)
+    shown = list(enc.edit(0, 0, start).ids)
+    text = start
+    for (where, cut, insert), (left, right) in zip(edits, widen, strict=False):
+        i = int(where * len(text))
+        j = min(len(text), i + cut)
+        a, b = max(0, i - left), min(len(text), j + right)
+        patch = enc.edit(a, b - a, text[a:i] + insert + text[j:b])
+        text = text[:i] + insert + text[j:]
+        shown[patch.start : patch.start + patch.removed] = list(patch.ids)
+        assert enc.text == text
+        assert list(enc.ids) == full(tok, text) and shown == list(enc.ids), (text, patch)
+
+
+def test_an_edit_outside_the_text_is_refused(tokenizers):
+    enc = IncrementalEncoder(tokenizers["gpt2"])
+    enc.update("abc")
+    with pytest.raises(ValueError, match="outside a text of 3 characters"):
+        enc.edit(2, 2, "x")
+
+
 @pytest.mark.parametrize("name", [*ENCODINGS, "no-specials"])
 def test_whitespace_run_decided_far_away(tokenizers, name):
     # "\n" + spaces + "x": the chunk "\n" depends on the "x" 41 characters later.

@@ -9,6 +9,7 @@
 //   inspect.js        tooltip, cross-panel highlight, keyboard walking, merge tree and list
 //   io.js             files from disk or the server, the share button, the decode box
 //   share.js          the share link in the URL fragment
+//   textbox.js        the text: its edits (what the worker is sent) and the box's window
 //   format.js         whitespace glyphs, hex, labels: shared with the Learn view
 //   dom.js            el(), the one way the modules build elements
 //
@@ -42,6 +43,7 @@ import { addPanel, placePanelAfter, refreshAll, removePanel, renderSplit } from 
 import { displayText, rerenderAll } from "./render.js";
 import { readShareLink, writeShareLink } from "./share.js";
 import { $, input, metrics, state } from "./state.js";
+import { getText, moveCaret, setText } from "./textbox.js";
 import { loadManifest, prefetch, rpc, setStatus, showFatal, workerReady } from "./worker-client.js";
 
 // ----- toolbar --------------------------------------------------------------------------------
@@ -58,7 +60,7 @@ $("#opt-ids").addEventListener("change", (e) => {
 $("#opt-split").addEventListener("change", (e) => {
   state.options.split = e.target.checked;
   for (const p of state.panels) {
-    if (state.options.split) renderSplit(p, input.value);
+    if (state.options.split) renderSplit(p, getText());
     else p.chunksEl.hidden = true;
   }
 });
@@ -89,11 +91,12 @@ const appApi = {
   addEncoding: showEncoding,
   placeAfter: placePanelAfter,
   listTokenizers: () => state.panels.map((p) => p.name),
-  getText: () => input.value,
+  getText,
   names: null, // set from manifest.json before any panel module is mounted
 };
 window.__bpe.app = appApi;
 window.__bpe.rpc = rpc;
+window.__bpe.text = { getText, moveCaret, setText }; // tests and bench/browser.py
 
 // The train panel and the Learn view are optional modules: mounted only if the build has them.
 function mountOptional(file, mount, rootId) {
@@ -111,7 +114,7 @@ async function boot() {
   for (const n of names) addSel.append(new Option(n, n));
 
   const fromHash = readShareLink();
-  if (fromHash && fromHash.text != null) input.value = fromHash.text;
+  if (fromHash && fromHash.text != null) setText(fromHash.text);
   const wanted = (fromHash && fromHash.encodings.filter((n) => names.includes(n))) || [];
   const initial = wanted.length ? wanted : state.manifest.default_encodings;
   prefetch(initial); // downloads overlap the boot

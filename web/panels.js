@@ -15,8 +15,10 @@ import { el } from "./dom.js";
 import { updateDiff } from "./diff.js";
 import { decodeLenient } from "./format.js";
 import { render, shown } from "./render.js";
+import { freezeWindow, patchResult, wholeResult } from "./result.js";
 import { writeShareLink, writeShareLinkSoon } from "./share.js";
-import { $, input, metrics, panelByName, state } from "./state.js";
+import { $, metrics, panelByName, state } from "./state.js";
+import { editSince, getText, onTextChange, textVersion } from "./textbox.js";
 import { nextRequestId, rpc, WorkerTimeout } from "./worker-client.js";
 
 const panelsEl = $("#panels");
@@ -94,6 +96,7 @@ export function addPanel(name, { info = null } = {}) {
     dirty: false,
     renderGen: 0,
     encSerial: 0, // serial of the worker's kept encoding behind panel.result (bridge.encode_edit)
+    textVersion: -1, // textbox.js's version of the text behind encSerial (-1: none)
   };
   state.panels.push(panel);
   panelsEl.append(section);
@@ -163,7 +166,8 @@ export function schedule(panel) {
 async function pump(panel) {
   if (panel.inflight || !panel.dirty || !state.ready || panel.removed) return;
   panel.dirty = false;
-  const text = input.value;
+  const text = getText();
+  const tv = textVersion();
   if (panel.failed && panel.failed.text === text && panel.failed.version === panel.version) return;
   panel.inflight = true;
   const version = panel.version;
@@ -174,12 +178,13 @@ async function pump(panel) {
     // The tokenizer's facts first (the first use of a reference encoding parses it): the
     // message of a too-slow encode names its pattern.
     if (!panel.info) panel.info = (await rpc("prepare", { name: panel.name })).info;
-    const id = nextRequestId(); // the id rpc() is about to use: replies are ordered by it
     const base = panel.encSerial;
-    const patch = await rpc("encode_edit", { name: panel.name, key: panel.name, text, base });
+    const [id, patch] = await encode(panel, text, tv, base);
     const res = applyPatch(panel, patch, base);
+    panel.encSerial = patch.serial; // the panel's arrays are this result now (patched in place)
+    panel.textVersion = tv;
+    if (id <= panel.shownId) panel.encSerial = 0; // never happens (one request at a time); if it did: whole next time
     if (!panel.removed && id > panel.shownId) {
-      panel.encSerial = patch.serial;
       panel.shownId = id;
       panel.failed = null;
       if (!panel.dirty) setPanelState(panel, "ok");
@@ -203,30 +208,34 @@ async function pump(panel) {
   }
 }
 
+// Only the edit since the text behind the panel's result goes to the worker (textbox.js), unless
+// there is no such result, the edit is unknown or the worker no longer holds that text ("stale":
+// restarted, or a reply lost): then the whole text. [the rpc id, the reply].
+async function encode(panel, text, tv, base) {
+  const edit = base && panel.textVersion >= 0 ? editSince(panel.textVersion) : null;
+  if (edit) {
+    const id = nextRequestId(); // the id rpc() is about to use: replies are ordered by it
+    const payload = { name: panel.name, key: panel.name, base, ...edit, size: text.length };
+    const patch = await rpc("encode_change", payload);
+    if (!patch.stale) {
+      metrics.sent.edits++;
+      return [id, patch];
+    }
+  }
+  metrics.sent.texts++;
+  const id = nextRequestId();
+  return [id, await rpc("encode_edit", { name: panel.name, key: panel.name, text, base })];
+}
+
 // The worker answers with a patch of the result the panel shows (ids[start, start + removed)
-// replaced), or the whole result; this makes the whole result from either.
+// replaced), or the whole result; this makes the whole result from either (result.js). The
+// window render.js shows is copied first: the patch overwrites the arrays it views.
 function applyPatch(panel, patch, base) {
-  const { start, removed, ids, lens, bytes, ms } = patch;
+  if (patch.full) return wholeResult(patch);
   const old = panel.result;
-  if (patch.full) return { ids, lens, bytes, ms };
   if (!old || base !== panel.encSerial) throw new Error("internal: a patch for a result the panel no longer shows");
-  const n = old.all.ids.length - removed + ids.length;
-  const end = start + removed;
-  const splice = (a, b, c, type) => {
-    const out = new type(a.length + b.length + c.length);
-    out.set(a);
-    out.set(b, a.length);
-    out.set(c, a.length + b.length);
-    return out;
-  };
-  const all = old.all; // the whole result (panel.result may be a window of it: render.js)
-  const newIds = splice(all.ids.subarray(0, start), ids, all.ids.subarray(end), Int32Array);
-  const newLens = splice(all.lens.subarray(0, start), lens, all.lens.subarray(end), Int32Array);
-  const b0 = old.allStarts[start];
-  const b1 = old.allStarts[end];
-  const newBytes = splice(all.bytes.subarray(0, b0), bytes, all.bytes.subarray(b1), Uint8Array);
-  if (newIds.length !== n) throw new Error("internal: patch length mismatch");
-  return { ids: newIds, lens: newLens, bytes: newBytes, ms, patch: { start, removed, added: ids.length } };
+  freezeWindow(old);
+  return patchResult(old.all, patch);
 }
 
 // A custom split pattern that does not match some of the text drops it silently (tiktoken does
@@ -316,9 +325,9 @@ function noteLatency(panel, t, text, pyMs) {
   );
 }
 
-input.addEventListener("input", (ev) => {
+onTextChange((timeStamp) => {
   inputSeq++;
-  lastInput = { seq: inputSeq, t: ev.timeStamp || performance.now() };
+  lastInput = { seq: inputSeq, t: timeStamp };
   refreshAll();
 });
 
@@ -334,7 +343,7 @@ export async function renderSplit(panel, text) {
     panel.chunksEl.hidden = false;
     return;
   }
-  if (panel.removed || input.value !== text) return;
+  if (panel.removed || getText() !== text) return;
   const frag = document.createDocumentFragment();
   let off = 0;
   for (let i = 0; i < res.lens.length && i < SPLIT_MAX_CHUNKS; i++) {

@@ -1,7 +1,8 @@
 // The share link: the text and the reference panels in the URL fragment (#enc=...&text=...).
 // The fragment never reaches a server, so a shared text stays between the two people.
 
-import { input, state } from "./state.js";
+import { state } from "./state.js";
+import { getText } from "./textbox.js";
 
 // Kept current while typing, except for long text: encoding 100 KB into the URL on every pause
 // would be a long main-thread task; the share button still writes it.
@@ -21,7 +22,7 @@ export function readShareLink() {
 export function shareLink() {
   const params = new URLSearchParams();
   params.set("enc", state.panels.map((p) => p.name).filter((n) => n in state.manifest.encodings).join(","));
-  params.set("text", input.value);
+  params.set("text", getText());
   return `${location.origin}${location.pathname}#${params.toString()}`;
 }
 
@@ -33,5 +34,5 @@ export function writeShareLink() {
 let shareTimer = 0;
 export function writeShareLinkSoon() {
   clearTimeout(shareTimer);
-  if (input.value.length <= LIVE_LINK_MAX) shareTimer = setTimeout(writeShareLink, LIVE_LINK_DELAY_MS);
+  if (getText().length <= LIVE_LINK_MAX) shareTimer = setTimeout(writeShareLink, LIVE_LINK_DELAY_MS);
 }

@@ -15,7 +15,14 @@ export const state = {
 };
 
 // Timings the benchmark (bench/browser.py) reads; nothing in the UI depends on them.
-export const metrics = { t0: performance.now(), ready: null, firstTokens: null, renders: [], bootStages: [] };
+export const metrics = {
+  t0: performance.now(),
+  ready: null,
+  firstTokens: null,
+  renders: [],
+  bootStages: [],
+  sent: { edits: 0, texts: 0 }, // panels.js: encodes sent as an edit / as the whole text
+};
 window.__bpe = { metrics, state };
 
 export function panelByName(name) {

@@ -26,6 +26,7 @@ import { $, metrics, state } from "./state.js";
 const DEADLINE_MS = {
   encode: 2000,
   encode_edit: 2000, // a patch: usually a few ms, but the first text (or a reset) is encoded whole
+  encode_change: 2000, // the same given only the edit; `size` (the text's length) adds as text does
   forget_edits: 5000,
   split: 2000,
   decode: 5000, // 1,000,000 ids take about 1 s
@@ -95,6 +96,7 @@ function startWorker() {
 function deadlineFor(op, payload) {
   let ms = DEADLINE_MS[op] ?? DEFAULT_DEADLINE_MS;
   if (typeof payload.text === "string") ms += (payload.text.length / 1000) * MS_PER_KCHAR;
+  if (typeof payload.size === "number") ms += (payload.size / 1000) * MS_PER_KCHAR;
   if (payload.ids) ms += (payload.ids.length / 1000) * MS_PER_KID;
   if (payload.name && !warm.has(payload.name)) ms += FIRST_USE_MS;
   return ms;

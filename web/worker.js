@@ -14,6 +14,11 @@
 //                                (all tokens' bytes, concatenated), ms (time in Python)
 //   encode_edit {name, key, text, base} -> start, removed, full, serial, ids, lens, bytes, ms: a
 //                                patch of panel `key`'s previous result (bridge.encode_edit)
+//                                (and chars: the text's length in code points)
+//   encode_change {name, key, base, start, removed, inserted} -> the same patch, given only the
+//                                edit (UTF-16 offsets into the text behind serial `base`), or
+//                                {stale: true} when this worker does not hold that text (the page
+//                                then sends it whole with encode_edit)
 //   forget_edits {key}        -> drops panel `key`'s kept encoding
 //   split  {name, text}       -> lens: Int32Array (bytes per regex chunk), bytes: Uint8Array
 //   decode {name, ids}        -> lens, bytes (per token, as encode), text
@@ -42,6 +47,7 @@ const BRIDGE_FUNCTIONS = [
   "load_blob",
   "encode",
   "encode_edit",
+  "encode_change",
   "forget_edits",
   "split",
   "decode",
@@ -172,6 +178,58 @@ function call(fn, ...args) {
   return r;
 }
 
+// encode_change: the page sends an edit in UTF-16 offsets, Python counts code points. This
+// thread keeps each panel's text (as the JS string Python got, edits applied) to translate:
+// a code point offset is the UTF-16 offset minus the surrogate pairs before it. An edit range is
+// first widened so that it never cuts a pair in two (a cut between the halves would make the
+// two pieces convert to other code points than the whole text does); widening is harmless
+// (IncrementalEncoder.edit). `surrogates` is false while the text has none, so offsets are
+// used as they are (a deletion never sets it back: false only means "none").
+const texts = new Map(); // panel key -> {serial, text, surrogates}
+const SURROGATE = /[\uD800-\uDFFF]/;
+const isHigh = (c) => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c) => c >= 0xdc00 && c <= 0xdfff;
+
+function pairsIn(text, a, b) {
+  let n = 0;
+  for (let i = a; i < b - 1; i++) if (isHigh(text.charCodeAt(i)) && isLow(text.charCodeAt(i + 1))) n++, i++;
+  return n;
+}
+
+function editReply([start, removed, full, serial, ids, lens, bytes, ms, chars]) {
+  const a = asInt32(ids);
+  const b = asInt32(lens);
+  return {
+    result: { start, removed, full, serial, ids: a, lens: b, bytes, ms, chars },
+    transfer: [a.buffer, b.buffer, bytes.buffer],
+  };
+}
+
+function encodeChange(msg) {
+  const kept = texts.get(msg.key);
+  const old = kept && kept.text;
+  let s = msg.start;
+  let e = msg.start + msg.removed;
+  if (!kept || kept.serial !== msg.base || s < 0 || e > old.length) return { result: { stale: true } };
+  const text = old.slice(0, s) + msg.inserted + old.slice(e);
+  let eNew = s + msg.inserted.length;
+  const surrogates = kept.surrogates || SURROGATE.test(msg.inserted);
+  let cpStart = s;
+  let cpRemoved = e - s;
+  if (surrogates) {
+    if (s > 0 && isHigh(old.charCodeAt(s - 1))) s--;
+    if (e < old.length && isLow(old.charCodeAt(e))) e++, eNew++;
+    cpStart = s - pairsIn(old, 0, s);
+    cpRemoved = e - s - pairsIn(old, s, e);
+  }
+  texts.delete(msg.key);
+  const answer = call(api.encode_change, msg.name, msg.key, msg.base, cpStart, cpRemoved, text.slice(s, eNew));
+  if (answer == null) return { result: { stale: true } };
+  const reply = editReply(answer);
+  texts.set(msg.key, { serial: reply.result.serial, text, surrogates });
+  return reply;
+}
+
 async function handle(msg) {
   await booted;
   const { op, name } = msg;
@@ -186,15 +244,15 @@ async function handle(msg) {
       return { result: { ids: a, lens: b, bytes, ms }, transfer: [a.buffer, b.buffer, bytes.buffer] };
     }
     case "encode_edit": {
-      const [start, removed, full, serial, ids, lens, bytes, ms] = call(api.encode_edit, name, msg.key, msg.text, msg.base);
-      const a = asInt32(ids);
-      const b = asInt32(lens);
-      return {
-        result: { start, removed, full, serial, ids: a, lens: b, bytes, ms },
-        transfer: [a.buffer, b.buffer, bytes.buffer],
-      };
+      texts.delete(msg.key);
+      const reply = editReply(call(api.encode_edit, name, msg.key, msg.text, msg.base));
+      texts.set(msg.key, { serial: reply.result.serial, text: msg.text, surrogates: SURROGATE.test(msg.text) });
+      return reply;
     }
+    case "encode_change":
+      return encodeChange(msg);
     case "forget_edits":
+      texts.delete(msg.key);
       api.forget_edits(msg.key);
       return { result: {} };
     case "split": {

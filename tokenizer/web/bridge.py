@@ -132,27 +132,58 @@ def encode(name: str, text: str) -> tuple[bytes, bytes, bytes, float]:
     return (*_pack(tok, ids, text), ms)
 
 
-def encode_edit(
-    name: str, key: str, text: str, base: int
-) -> tuple[int, int, bool, int, bytes, bytes, bytes, float]:
+EditAnswer = tuple[int, int, bool, int, bytes, bytes, bytes, float, int]
+
+
+def _answer(key: str, editor: IncrementalEncoder, text: str | None, t: float, **edit: Any) -> EditAnswer:
+    """Apply one edit (a new `text`, or start/removed/inserted) and register the new serial.
+
+    The key holds no editor while the edit runs: if it raises, the next call is whole.
+    """
+    patch = editor.update(text) if text is not None else editor.edit(**edit)
+    serial = next(_serials)
+    _editors[key] = (serial, editor)
+    ms = (time.perf_counter() - t) * 1000
+    data = _pack(editor.tok, patch.ids, patch.text)
+    return (patch.start, patch.removed, patch.full, serial, *data, ms, len(editor.text))
+
+
+def encode_edit(name: str, key: str, text: str, base: int) -> EditAnswer:
     """Encode `text` for panel `key`, re-encoding only what changed since the panel's last text.
 
     `base` is the serial of the result the panel shows (0: none). When it is the serial this
     module holds for `key`, with the same tokenizer, the answer is a patch: (start, removed, full,
-    serial, ids, lens, bytes, ms) means ids[start : start + removed] of the panel's result become
-    the given ones (packed as by `encode`). Otherwise (first text, another tokenizer, a worker
-    restarted since) the text is encoded whole: start 0, full True. Exact: see incremental.py.
+    serial, ids, lens, bytes, ms, chars) means ids[start : start + removed] of the panel's result
+    become the given ones (packed as by `encode`); chars is the text's length in code points.
+    Otherwise (first text, another tokenizer, a worker restarted since) the text is encoded
+    whole: start 0, full True. Exact: see incremental.py.
     """
     tok = _toks[name]
     t = time.perf_counter()
     serial, editor = _editors.pop(key, (0, None))
     if editor is None or editor.tok is not tok or serial != base:
         editor = IncrementalEncoder(tok)
-    patch = editor.update(text)  # if this raises, the key has no editor: the next call is whole
-    serial = next(_serials)
-    _editors[key] = (serial, editor)
-    ms = (time.perf_counter() - t) * 1000
-    return (patch.start, patch.removed, patch.full, serial, *_pack(tok, patch.ids, patch.text), ms)
+    return _answer(key, editor, text, t)
+
+
+def encode_change(
+    name: str, key: str, base: int, start: int, removed: int, inserted: str
+) -> EditAnswer | None:
+    """As encode_edit, but given only the edit: `removed` code points at `start` of the text
+    behind serial `base` become `inserted`. None when this module does not hold that text for
+    `key` (another serial, another tokenizer, a restarted worker, a range outside the text): the
+    page then sends the whole text with encode_edit. So a lost or reordered message costs a
+    full send, never a wrong result.
+    """
+    tok = _toks[name]
+    t = time.perf_counter()
+    serial, editor = _editors.get(key, (0, None))
+    if editor is None or editor.tok is not tok or serial != base:
+        return None
+    if not 0 <= start <= start + removed <= len(editor.text):
+        return None
+    del _editors[key]
+    return _answer(key, editor, None, t, start=start, removed=removed, inserted=inserted)
 
 
 def forget_edits(key: str) -> None:

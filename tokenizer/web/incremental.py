@@ -3,7 +3,8 @@
 A keystroke in 5 MB of text should not split and encode 5 MB again. `IncrementalEncoder` keeps
 the previous text's chunks (their end offsets and cumulative token counts) and its ids; given
 the new text it finds the edit (common prefix and suffix), re-splits a window around it, and
-reuses every other chunk's ids. The result is always exactly `tok.encode(text,
+reuses every other chunk's ids (`edit(start, removed, inserted)` is told where the edit is, for
+a caller that keeps only the edits, not two copies of a long text). The result is always exactly `tok.encode(text,
 allowed_special="all")`; where the argument below does not hold it encodes the whole text.
 
 Why the window is exact. `findall` is a left-to-right scan: a match attempt at position x gives a
@@ -199,8 +200,28 @@ class IncrementalEncoder:
             return self._whole(text)
         s = _common_prefix(old, text)
         suffix = _common_suffix(old, text, min(len(old), len(text)) - s)
+        return self._patch(text, s, len(old) - suffix, len(text) - suffix)
+
+    def edit(self, start: int, removed: int, inserted: str) -> Patch:
+        """Replace `removed` characters at `start` with `inserted` and encode the result.
+
+        The same as `update(text[:start] + inserted + text[start + removed:])` without comparing
+        the texts: the caller says where they differ. The range need not be the smallest one
+        (the argument in the module docstring only uses that the texts agree before `start` and
+        after the range), so a caller may widen it freely.
+        """
+        old = self.text
+        if not 0 <= start <= start + removed <= len(old):
+            raise ValueError(f"edit {start}+{removed} outside a text of {len(old)} characters")
+        text = old[:start] + inserted + old[start + removed :]
+        if not self._valid or not old or not text:
+            return self._whole(text)
+        return self._patch(text, start, start + removed, start + len(inserted))
+
+    def _patch(self, text: str, s: int, e_old: int, e_new: int) -> Patch:
+        """The new text agrees with the old one before s and from e_old (old) / e_new (new) on."""
+        old = self.text
         delta = len(text) - len(old)
-        e_old, e_new = len(old) - suffix, len(text) - suffix
         if s == e_old and s == e_new:
             return Patch(len(self.ids), 0, array("i"), "", False)
         if self._special is not None:

@@ -1,0 +1,84 @@
+"""Edits of a large text reach the worker as edits (web/textbox.js, bridge.encode_change), and
+the ids the page holds and shows after them equal a full encode in CPython.
+
+The text is longer than the text box holds at once (textbox.js's LIVE_MAX), so the box shows a
+window of it; the caret is put at places where a chunk is decided far away or at a boundary
+(a long whitespace run, the space before a word, a contraction, the text's two ends) and real
+keys are typed and deleted there. Shares the booted page and puts the text back as it found it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.pages import panel, wait_ids
+from tests.helpers import CORPORA
+from tokenizer import get_encoding
+
+LIVE_MAX = 1 << 19  # textbox.js: a longer text is shown through a window of the box
+ENCODINGS = ("cl100k_base", "o200k_base")
+
+
+@pytest.fixture
+def page(app_page: Page):
+    before = app_page.evaluate("window.__bpe.text.getText()")
+    yield app_page
+    app_page.evaluate("(t) => window.__bpe.text.setText(t)", before)
+
+
+def sent(page: Page) -> dict:
+    return page.evaluate("() => ({...window.__bpe.metrics.sent})")
+
+
+def wait_text(page: Page, text: str) -> None:
+    page.wait_for_function(
+        """(len) => window.__bpe.state.panels.every((p) => p.result && p.result.text.length === len
+             && p.el.dataset.state === "ok" && p.tokensEl.dataset.rendered)""",
+        arg=len(text),
+        timeout=180_000,
+        polling=100,
+    )
+    assert page.evaluate("window.__bpe.text.getText()") == text
+    for enc in ENCODINGS:
+        wait_ids(page, enc, get_encoding(enc).encode(text, allowed_special="all"), timeout=120_000)
+
+
+def test_typing_and_deleting_in_a_windowed_large_text_stays_exact(page):
+    en = (CORPORA / "pg_en_medium.txt").read_text(encoding="utf-8")
+    base = (en * (2 * LIVE_MAX // len(en) + 1))[: LIVE_MAX + 100_000]
+    run = 300_000
+    text = base[:run] + "\n" + " " * 60 + "x" + base[run:]  # a whitespace run decided by its end
+    page.evaluate("(t) => window.__bpe.text.setText(t)", text)
+    wait_text(page, text)
+    expect(page.get_by_test_id("input-window")).to_be_visible()
+    assert len(page.get_by_test_id("input").input_value()) < len(text)  # the box holds a window
+
+    word = text.index(" the ", 200_000)  # the space before a word: a chunk boundary
+    quote = text.find("'s ", 400_000)
+    spots = [
+        (run + 30, "\n", 0),  # inside the whitespace run: its chunks change 30 characters away
+        (run + 62, "", 1),  # delete the "x" that ends the run (it decided the run's chunks)
+        (word, "  ", 0),
+        (word + 3, "", 2),  # a deletion just inside the next word
+        (quote + 1 if quote > 0 else word, "LL", 0),  # a contraction becomes another
+        (len(text), " end\n", 0),
+        (0, "Start ", 0),
+    ]
+    before = sent(page)
+    for at, typed, backspaces in spots:
+        page.evaluate("(m) => window.__bpe.text.moveCaret(m)", at)
+        for _ in range(backspaces):
+            page.keyboard.press("Backspace")
+        if typed:
+            page.keyboard.type(typed)
+        text = text[: at - backspaces] + typed + text[at:]
+        wait_text(page, text)
+    after = sent(page)
+    assert after["edits"] > before["edits"] and after["texts"] == before["texts"], (before, after)
+    # Selecting all the box holds and typing replaces the whole text.
+    page.get_by_test_id("input").press("Control+a")
+    page.keyboard.type("short")
+    wait_text(page, "short")
+    expect(page.get_by_test_id("input-window")).to_be_hidden()
+    expect(panel(page, "cl100k_base").get_by_test_id("token-count")).to_have_text("1")

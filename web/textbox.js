@@ -1,0 +1,199 @@
+// The text the panels encode, and the textarea that edits it: a log of edits, and a window.
+//
+// Edits, not texts. A keystroke changes a few characters; sending megabytes to the worker for
+// each panel (and converting them to a Python string there) cost most of a keystroke in a large
+// text. So every change is recorded as an edit {start, removed, inserted} (UTF-16 offsets into
+// the previous text) with a version number, and a panel asks editSince(itsVersion) for the one
+// edit that turns the text it last sent into today's. Composing edits is exact: an edit keeps
+// the first `start` and the last `after - start - inserted.length` characters of the text, so a
+// sequence keeps at least the smallest such prefix p and suffix q of all of them; that p + q
+// never exceeds either text's length (it is at most the first edit's prefix + suffix, and at
+// most the last's); one edit replacing the middle between them does the same. An old version
+// (beyond the log) gives null: send the whole text.
+//
+// The window. Chromium's own textarea is slow on megabytes (measured, a bare textarea holding
+// 5 MB: 0.4-0.9 s of layout and paint per keystroke, before any tokens). Above LIVE_MAX
+// characters the textarea holds WINDOW characters of the text around the caret, the whole text
+// lives here; a change of the box is an edit at windowStart + its offset. Moving the caret (or
+// scrolling) near an edge of the box moves the window. Selecting all the box holds and typing,
+// pasting or deleting replaces the whole text, as select-all would in any editor. A script
+// that sets the box's value and sends a plain `input` Event (not an InputEvent) replaces the
+// whole text too, as it would without a window.
+
+import { $, input } from "./state.js";
+
+const LIVE_MAX = 1 << 19; // characters (UTF-16 units) the box holds whole: a keystroke there costs ~50 ms
+const WINDOW = 1 << 17; // characters the box holds of a longer text: ~15 ms of layout a keystroke
+const EDGE = WINDOW >> 3; // a caret this close to an edge of the box (text beyond it) moves the window
+const LOG_MAX = 256; // edits remembered: a panel further behind gets the whole text
+
+let text = input.value;
+let boxStart = 0; // the box shows text[boxStart, boxStart + boxValue.length)
+let boxValue = text; // what the box held after our last change, to find the user's edit
+let version = 0;
+const log = []; // {version, start, removed, insertedLen, after: length after the edit}
+const listeners = [];
+let wholeSelected = false; // the user is replacing all the box holds (beforeinput saw it)
+
+export const getText = () => text;
+export const textVersion = () => version;
+export const isWindowed = () => text.length > LIVE_MAX;
+
+// Fn(timeStamp) after every change of the text.
+export function onTextChange(fn) {
+  listeners.push(fn);
+}
+
+// Replaces the whole text (a file, a share link, a script), then tells the listeners.
+export function setText(value, timeStamp = performance.now()) {
+  applyEdit(0, text.length, value);
+  placeWindow(0);
+  changed(timeStamp);
+}
+
+// The one edit from version `from` to now: {start, removed, inserted}, or null if that version
+// is no longer in the log (or is in the future: a panel of a page that was reset).
+export function editSince(from) {
+  if (from === version) return { start: 0, removed: 0, inserted: "" };
+  const first = log.findIndex((e) => e.version === from + 1);
+  if (first < 0 || log[log.length - 1].version !== version) return null;
+  let before = null; // the text's length at `from`
+  let p = Infinity;
+  let q = Infinity;
+  for (let k = first; k < log.length; k++) {
+    const e = log[k];
+    if (before === null) before = e.after - e.insertedLen + e.removed;
+    p = Math.min(p, e.start);
+    q = Math.min(q, e.after - e.start - e.insertedLen);
+  }
+  return { start: p, removed: before - q - p, inserted: slice(p, text.length - q) };
+}
+
+// text.slice(a, b), from the box's copy when it holds that part: slicing the whole text right
+// after an edit would first copy all of it into one flat string (megabytes, every keystroke).
+function slice(a, b) {
+  if (a >= boxStart && b <= boxStart + boxValue.length) return boxValue.slice(a - boxStart, b - boxStart);
+  return text.slice(a, b);
+}
+
+function applyEdit(start, removed, inserted) {
+  text = text.slice(0, start) + inserted + text.slice(start + removed);
+  version++;
+  log.push({ version, start, removed, insertedLen: inserted.length, after: text.length });
+  if (log.length > LOG_MAX) log.splice(0, log.length - LOG_MAX);
+}
+
+function changed(timeStamp) {
+  for (const fn of listeners) fn(timeStamp);
+}
+
+// Common prefix and suffix of two strings (the box before and after one input event).
+function diffStrings(a, b) {
+  const n = Math.min(a.length, b.length);
+  let p = 0;
+  while (p < n && a.charCodeAt(p) === b.charCodeAt(p)) p++;
+  let q = 0;
+  while (q < n - p && a.charCodeAt(a.length - 1 - q) === b.charCodeAt(b.length - 1 - q)) q++;
+  return [p, q];
+}
+
+// Shows text[start, start + WINDOW) in the box (the whole text if short), caret at `caret`.
+function placeWindow(caret) {
+  const start = isWindowed() ? Math.max(0, Math.min(caret - (WINDOW >> 1), text.length - WINDOW)) : 0;
+  const value = isWindowed() ? text.slice(start, start + WINDOW) : text;
+  if (start !== boxStart || value !== boxValue) {
+    boxStart = start;
+    boxValue = value;
+    input.value = value;
+    input.setSelectionRange(caret - start, caret - start);
+  }
+  showWindowNote();
+}
+
+// Puts the caret at `offset` of the text (moving the window there): for tests and the benchmark.
+export function moveCaret(offset) {
+  placeWindow(offset);
+  input.focus();
+  input.setSelectionRange(offset - boxStart, offset - boxStart);
+}
+
+function showWindowNote() {
+  const note = $("#input-window");
+  if (!note) return;
+  note.hidden = !isWindowed();
+  if (!isWindowed()) return;
+  const fmt = (x) => x.toLocaleString("en");
+  note.textContent =
+    `The box holds characters ${fmt(boxStart + 1)}–${fmt(boxStart + boxValue.length)} of ${fmt(text.length)} ` +
+    "(all of them are encoded); it follows the caret and the scroll. Select all in the box to replace the whole text.";
+}
+
+// After a caret move or a scroll: re-centre the window when the caret nears an edge with text beyond.
+function followCaret() {
+  if (!isWindowed() || input.selectionStart !== input.selectionEnd) return; // never undo a selection
+  const c = input.selectionEnd;
+  const nearStart = c < EDGE && boxStart > 0;
+  const nearEnd = c > boxValue.length - EDGE && boxStart + boxValue.length < text.length;
+  if (nearStart || nearEnd) placeWindow(boxStart + c);
+}
+
+function followScroll() {
+  if (!isWindowed() || input.selectionStart !== input.selectionEnd) return;
+  const top = input.scrollTop;
+  const max = input.scrollHeight - input.clientHeight;
+  if (top <= 0 && boxStart > 0) placeWindow(boxStart + EDGE);
+  else if (top >= max - 1 && boxStart + boxValue.length < text.length) placeWindow(boxStart + boxValue.length - EDGE);
+  else return;
+  // Keep the old edge in view: the caret was put there; scroll to it.
+  const frac = (input.selectionEnd || 0) / Math.max(1, input.value.length);
+  input.scrollTop = frac * input.scrollHeight - input.clientHeight / 2;
+}
+
+input.addEventListener("beforeinput", () => {
+  wholeSelected = isWindowed() && input.selectionStart === 0 && input.selectionEnd === input.value.length;
+});
+
+// A big paste goes straight into the text: never megabytes into the box (seconds of its layout).
+input.addEventListener("paste", (ev) => {
+  const pasted = ev.clipboardData && ev.clipboardData.getData("text/plain");
+  if (!pasted || boxValue.length + pasted.length <= LIVE_MAX) return;
+  ev.preventDefault();
+  const a = input.selectionStart;
+  const b = input.selectionEnd;
+  const whole = a === 0 && b === input.value.length;
+  if (whole) applyEdit(0, text.length, pasted);
+  else applyEdit(boxStart + a, b - a, pasted);
+  placeWindow(whole ? pasted.length : boxStart + a + pasted.length);
+  changed(ev.timeStamp);
+});
+
+input.addEventListener("input", (ev) => {
+  const value = input.value;
+  if (!(ev instanceof InputEvent) || (wholeSelected && isWindowed())) {
+    // A script's value (or all the box replaced): the whole text.
+    const caret = input.selectionEnd ?? 0;
+    wholeSelected = false;
+    applyEdit(0, text.length, value);
+    boxStart = 0;
+    boxValue = value; // what the box holds now; placeWindow cuts it down if the text is long
+    placeWindow(Math.min(caret, text.length));
+  } else {
+    const [p, q] = diffStrings(boxValue, value);
+    const inserted = value.slice(p, value.length - q);
+    const caret = input.selectionEnd;
+    applyEdit(boxStart + p, boxValue.length - q - p, inserted);
+    boxValue = value;
+    if (isWindowed() && boxStart === 0 && value.length === text.length) {
+      placeWindow(caret); // the text just grew past LIVE_MAX: cut the box down to a window
+    } else if (!isWindowed() && (boxStart > 0 || boxValue.length !== text.length)) {
+      placeWindow(boxStart + caret); // it shrank below: the box holds it all again
+    } else {
+      showWindowNote();
+    }
+  }
+  changed(ev.timeStamp || performance.now());
+});
+
+input.addEventListener("keyup", followCaret);
+input.addEventListener("click", followCaret);
+input.addEventListener("scroll", followScroll, { passive: true });
