@@ -119,8 +119,15 @@ def test_parallel_counts_equal_serial(tmp_path, monkeypatch, min_chunk_count):
     b.write_text(text[300_000:600_000], encoding="utf-8")
     monkeypatch.setattr(counting, "RANGE_MIN_BYTES", 20_000)
     monkeypatch.setattr(counting, "RANGE_MAX_BYTES", 30_000)  # ~20 ranges: more than are in flight
-    serial, s_stats = count_chunks([a, b], "gpt4", workers=1, min_chunk_count=min_chunk_count)
-    parallel, p_stats = count_chunks([a, b], "gpt4", workers=2, min_chunk_count=min_chunk_count)
+    waited = []  # while_waiting runs once, and only while workers count
+    serial, s_stats = count_chunks(
+        [a, b], "gpt4", workers=1, min_chunk_count=min_chunk_count, while_waiting=lambda: waited.append(1)
+    )
+    assert waited == []
+    parallel, p_stats = count_chunks(
+        [a, b], "gpt4", workers=2, min_chunk_count=min_chunk_count, while_waiting=lambda: waited.append(2)
+    )
+    assert waited == [2]
     assert list(parallel.items()) == list(serial.items())
     assert type(parallel) is dict and type(serial) is dict
     assert {**p_stats, "workers": 1, "seconds": 0} == {**s_stats, "seconds": 0}

@@ -153,6 +153,7 @@ def count_chunks(
     progress: Progress | None = None,
     min_chunk_count: int = 1,
     max_chunks: int | None = None,
+    while_waiting: Callable[[], None] | None = None,
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """Count the chunks of a corpus: (chunk -> count in first-occurrence order, statistics).
 
@@ -162,6 +163,8 @@ def count_chunks(
     are counted (exact). `max_chunks` bounds the table while counting: whenever it holds more,
     the rarest chunks so far are dropped (see TableCap), so memory stops growing with the
     corpus, but counts of chunks dropped and seen again are low: an approximation.
+    `while_waiting()` runs once in this process while worker processes count, if any do
+    (the trainer imports numpy then).
     """
     if not isinstance(min_chunk_count, int) or min_chunk_count < 1:
         raise ValueError(f"min_chunk_count must be an integer >= 1, got {min_chunk_count!r}")
@@ -185,7 +188,7 @@ def count_chunks(
             tick.add(1)
         tick.done()
     else:
-        _count_files(files, pattern, regex, counts, stats, workers, progress, cap)
+        _count_files(files, pattern, regex, counts, stats, workers, progress, cap, while_waiting)
     counts.pop("", None)  # a pattern that matches the empty string adds nothing to train on
     if min_chunk_count > 1:
         stats["pruned_chunks"] = prune_counts(counts, min_chunk_count)
@@ -241,7 +244,7 @@ def count_files(
     )
 
 
-def _count_files(files, pattern, regex, counts, stats, workers, progress, cap) -> None:
+def _count_files(files, pattern, regex, counts, stats, workers, progress, cap, while_waiting=None) -> None:
     total = sum(p.stat().st_size for p in files)
     stats["documents"] = len(files)
     stats["bytes"] = total
@@ -259,7 +262,7 @@ def _count_files(files, pattern, regex, counts, stats, workers, progress, cap) -
     stats["workers"] = workers
     if workers > 1:
         try:
-            _count_files_parallel(files, pattern, counts, stats, workers, tick, cap)
+            _count_files_parallel(files, pattern, counts, stats, workers, tick, cap, while_waiting)
             tick.done()
             return
         except (ImportError, NotImplementedError, OSError):
@@ -276,7 +279,7 @@ def _count_files(files, pattern, regex, counts, stats, workers, progress, cap) -
     tick.done()
 
 
-def _count_files_parallel(files, pattern, counts, stats, workers, tick, cap) -> None:
+def _count_files_parallel(files, pattern, counts, stats, workers, tick, cap, while_waiting=None) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
     total = max(stats["bytes"], 1)
@@ -290,7 +293,8 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick, cap) -> 
     failed: set[str] = set()
     with ProcessPoolExecutor(max_workers=workers) as pool:
         # merged in range order, which keeps first occurrences
-        for job, result in zip(jobs, _in_order(pool, _worker_count, jobs, workers + 1), strict=True):
+        results = _in_order(pool, _worker_count, jobs, workers + 1, while_waiting)
+        for job, result in zip(jobs, results, strict=True):
             if result is None:
                 failed.add(job[0])
             if job[0] in failed:
@@ -311,12 +315,16 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick, cap) -> 
             stats["chunks"] += n
 
 
-def _in_order(pool, fn: Callable, jobs: list, ahead: int) -> Iterator:
+def _in_order(pool, fn: Callable, jobs: list, ahead: int, while_waiting: Callable | None = None) -> Iterator:
     """pool.map with at most `ahead` jobs submitted and not yet taken: finished partial
-    tables wait here only behind a slower earlier range, never the whole input's worth."""
+    tables wait here only behind a slower earlier range, never the whole input's worth.
+    while_waiting() runs once, when the first jobs are submitted (the workers are busy)."""
     pending: deque = deque()
     for job in jobs:
         pending.append(pool.submit(fn, job))
+        if while_waiting is not None and len(pending) == min(ahead, len(jobs)):
+            while_waiting()
+            while_waiting = None
         if len(pending) >= ahead:
             yield pending.popleft().result()
     while pending:

@@ -24,6 +24,7 @@ from typing import Any
 
 from . import _heap
 from ._heap import MergeResult, Trace
+from ._wordstore import load_numpy
 from .core import Tokenizer
 from .counting import count_chunks, load_counts, pattern_key
 from .encodings import ENCODING_PATTERN_NAMES
@@ -202,6 +203,7 @@ def train(
             progress=progress,
             min_chunk_count=min_chunk_count,
             max_chunks=max_chunks,
+            while_waiting=load_numpy,  # the merge engine's bulk path: imported while workers count
         )
     t1 = time.perf_counter()
     result = learn_merges(
