@@ -79,9 +79,7 @@ class Preparation:
 
     def chunks(self, text: str, splitter: Splitter) -> list[str]:
         """The chunks of `text` prepared and split by `splitter` (the tokenizer's pattern)."""
-        for form in self.normalizers:
-            text = normalize(form, text)
-        pieces = [text]
+        pieces = [self.normalize(text)]
         for pattern in self.pre_splits:
             findall = compile_pattern(pattern).findall
             pieces = [chunk for piece in pieces for chunk in findall(piece)]
