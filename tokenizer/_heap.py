@@ -194,6 +194,7 @@ class _HeapTrainer(WordStore):
         A stored count is never below the truth, so when the top's count is exact and both
         children store less, no other pair has that count: no tie to break, and the `first`
         rule need not find the pair's first occurrence (its stored word is a lower bound)."""
+        found: dict[str, int] = {}  # pair -> its exact `first` key, found in this call
         while True:
             heap, pc, first, floor = self.heap, self.pc, self.first, self.floor
             while heap:
@@ -220,12 +221,14 @@ class _HeapTrainer(WordStore):
                 if (n < 2 or heap[1][0] >> POS_BITS > top) and (n < 3 or heap[2][0] >> POS_BITS > top):
                     heappop(heap)
                     return c, p, w_low, True
-                w, off = self.earliest(p, w_low)
-                if (w, off) != (w_low, key & OFF_MASK):
-                    heapreplace(heap, (_first_key(c, w, off), p))
-                    continue
+                if found.get(p) != key:  # a key found during this call is exact: no merge since
+                    w, off = self.earliest(p, w_low)
+                    if (w, off) != (w_low, key & OFF_MASK):
+                        found[p] = new = _first_key(c, w, off)
+                        heapreplace(heap, (new, p))
+                        continue
                 heappop(heap)
-                return c, p, w, False
+                return c, p, w_low, False
             if floor <= self.min_frequency:
                 return None
             self.index()  # every tracked pair is spent: count again, with a lower floor
