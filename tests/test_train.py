@@ -98,6 +98,20 @@ def test_first_stays_exact_when_tracked_pairs_run_out(monkeypatch):
     assert got.merges == reference_merges(counts.items(), 256 + 300, "first", 2)
 
 
+@pytest.mark.parametrize("narrow", [0, 1 << 16])
+def test_numpy_reads_every_id_as_its_code_point(monkeypatch, narrow):
+    """16-bit codes while ids fit (lone surrogates are ids too), 32-bit past that: the same merges."""
+    monkeypatch.setattr(store_module, "NARROW_IDS", narrow)
+    store = store_module.WordStore()
+    store.np, store.token_len = store_module.load_numpy(), [1] * 0xE000
+    text = "a\ud800\udc00\udfff\uffff\xff\xfe\x00" + ("\U0010ffff" if not narrow else "")
+    assert store.codes(text).tolist() == [ord(c) for c in text]
+    counts = Counter(chunks_of(corpus("taylorswift.txt"), "gpt4"))
+    monkeypatch.setattr(heap_module, "BULK_MIN_BLOCKS", 10)
+    got = learn_merges(counts, 300, min_frequency=2)
+    assert got.merges == reference_merges(counts.items(), 256 + 300, "first", 2)
+
+
 def test_lexical_stays_exact_when_tracked_pairs_run_out(monkeypatch):
     rustbpe = pytest.importorskip("rustbpe")
     text = corpus("udhr_sample.txt", 200_000)

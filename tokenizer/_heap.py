@@ -424,7 +424,8 @@ class _HeapTrainer(WordStore):
             first_of_run = np.maximum.accumulate(np.where(run_start, hit, 0))
             hit = hit[(hit - first_of_run) % 2 == 0]
         boundary = (code == sep_id) | (code == join_id)
-        words = self.word_of_segment(group)[np.cumsum(boundary, dtype=np.int64)[hit]]
+        # boundaries before each hit (a hit is never one itself): its word in the group
+        words = self.word_of_segment(group)[np.searchsorted(np.flatnonzero(boundary), hit)]
         weight = self.np_counts[words]
         after_prev = np.zeros(len(hit), dtype=bool)  # this hit starts where the previous ended
         after_prev[1:] = hit[1:] == hit[:-1] + 2

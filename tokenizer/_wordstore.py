@@ -27,6 +27,7 @@ BATCH_CHARS = 1 << 18  # characters numpy works on at once (its temporaries: ~60
 DENSE_PAIRS = 1 << 20  # pair counts go in a table of this many slots while ids are few
 SHIFT = 21  # numpy pair key: left << SHIFT | right (ids < 2**21)
 MASK = (1 << SHIFT) - 1
+NARROW_IDS = 1 << 16  # while fewer token ids exist, numpy reads the words as uint16, not uint32
 
 
 def pack_words(items: Iterable[tuple[str, int]], per_block: int) -> tuple[list[str], array]:
@@ -144,12 +145,17 @@ class WordStore:
         while start < len(ids):
             stop = bisect_left(ends, ends[start] - len(strs[start]) + BATCH_CHARS, start) + 1
             text = JOIN.join(strs[start:stop])
-            yield (
-                ids[start:stop],
-                text,
-                self.np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=self.np.uint32),
-            )
+            yield ids[start:stop], text, self.codes(text)
             start = stop
+
+    def codes(self, text: str) -> Any:
+        """The code points of text as a numpy array: 16 bits each while every token id fits
+        (surrogatepass writes a lone surrogate, an id like any other, as its one 16-bit unit),
+        which halves what numpy reads; else 32."""
+        np = self.np
+        if len(self.token_len) <= NARROW_IDS:
+            return np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+        return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
     def word_of_segment(self, group: Sequence[int]) -> Any:
         """Global word id of each word (segment between separators) of the joined group."""
