@@ -94,6 +94,7 @@ SHAPES = {
 
 NORMALIZERS = {
     "qwen2": normalizers.NFC,
+    "neox": normalizers.NFC,  # and runs of spaces added with normalized=true
     "prefix-chunks": normalizers.NFKC,
     "no-split": lambda: normalizers.Sequence([normalizers.NFD(), normalizers.NFC()]),
 }
@@ -124,6 +125,8 @@ def hf_trained(shape: str, text: str, *, vocab_size: int = 1200) -> hf.Tokenizer
     tok.train_from_iterator([text], trainer)
     # An added token that is not special (under a normalizer, saved unnormalized, as Qwen2's are).
     tok.add_tokens([AddedToken("hello world", normalized=shape not in NORMALIZERS)])
+    if shape == "neox":
+        tok.add_tokens([AddedToken(" " * n, normalized=True) for n in range(2, 25)])
     return tok
 
 
@@ -152,7 +155,10 @@ def trained(texts, tmp_path_factory) -> dict[str, tuple[hf.Tokenizer, object]]:
     return out
 
 
-TAIL = " <|endoftext|> and hello world<pad>x 12345 ٣٤<|endoftext|><|endoftext|>y<pad> z hello worldly"
+TAIL = (
+    " <|endoftext|> and hello world<pad>x 12345 ٣٤<|endoftext|><|endoftext|>y<pad> z hello worldly"
+    "    \u0301  a\u0301\u00a0  \u0327 \u00b4   x"
+)
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -167,6 +173,10 @@ def test_every_byte_level_shape_gives_hf_ids(shape, texts, trained):
 
 
 _SAMPLES = [
+    "   ",
+    "\u0301",
+    "\u00a0",
+    "\u00b4",
     "hello world",
     "<pad>",
     "<|endoftext|>",
@@ -190,6 +200,7 @@ _SAMPLES = [
     ),
     shape=st.sampled_from(
         [
+            "neox",
             "roberta",
             "qwen2",
             "prefix-chunks",
@@ -314,6 +325,13 @@ REFUSED = [
             added_tokens=[{"id": 300, "content": "é", "special": False, "normalized": True}],
         ),
         "added_tokens[0] ('é') option normalized=true with the normalizer NFC is not supported",
+    ),
+    (
+        lambda: hf_json(
+            normalizer=normalizers.NFKC(),
+            added_tokens=[{"id": 300, "content": "  ", "special": False, "normalized": True}],
+        ),
+        "where ' ' may be changed, made or joined to a neighbour",
     ),
     (lambda: hf_json(model=models.BPE(byte_fallback=True)), "byte_fallback"),
     (lambda: hf_json(model=models.WordPiece(unk_token="[UNK]")), "model 'WordPiece'"),

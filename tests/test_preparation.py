@@ -15,14 +15,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenizer._hf_normalization import HF_UNKNOWN
-from tokenizer.preparation import CHUNK, NORMALIZATIONS, SEGMENT, Preparation, normalize, with_space
+from tokenizer.preparation import (
+    CHUNK,
+    NORMALIZATIONS,
+    SEGMENT,
+    Preparation,
+    changed_char,
+    normalize,
+    parse_ranges,
+    with_space,
+)
 
 hf = pytest.importorskip("tokenizers")
 from tokenizers import normalizers  # noqa: E402
 
 BLOCK = 4096  # code points per string compared (separated by "\n", which never composes)
 _CODE_POINTS = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
-_UNKNOWN = [chr(c) for a, b in HF_UNKNOWN for c in range(a, b + 1)]
+_UNKNOWN = [chr(c) for a, b in parse_ranges(HF_UNKNOWN) for c in range(a, b + 1)]
 _MARKS = [chr(c) for c in range(0x300, 0x370)] + ["\u0334", "\u0345", "\u05b0", "\u093c", "\u3099"]
 _BASES = list("aeoAEOuUnNcCsS\u0915\u304b\u1100\u1161\u11a8\uac00 \n") + ["\u00e9", "\u212b", "\uf900"]
 
@@ -88,3 +97,49 @@ def test_bad_preparations_are_refused_with_the_choices():
     with pytest.raises(ValueError, match="can match the empty string|empty"):
         Preparation(pre_splits=("a*",))
     assert not Preparation() and Preparation(prefix_space=SEGMENT) and Preparation(prefix_space=CHUNK)
+
+
+_AROUND = (
+    _MARKS + _BASES + _UNKNOWN[:20] + ["\u00b4", "\u00a0", "\ufb01", "<", "\u0338", "=", "\u1161", "\u11a8"]
+)
+_KEPT_CANDIDATES = [
+    " ",
+    "\t",
+    "\n",
+    "x",
+    "<",
+    "\u00a0",
+    "#",
+    "\u4e00",
+    "\u1100",
+    "\u0301",
+    "1",
+    "\uf900",
+    "\u8c48",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    left=st.lists(st.sampled_from(_AROUND), max_size=8).map("".join),
+    right=st.lists(st.sampled_from(_AROUND), max_size=8).map("".join),
+    form=st.sampled_from(NORMALIZATIONS),
+    token=st.lists(st.sampled_from(_KEPT_CANDIDATES), min_size=1, max_size=3).map("".join),
+)
+def test_a_kept_token_cuts_the_text_and_is_neither_made_nor_lost(left, right, form, token):
+    """What lets a normalized=true added token be found in the text as given (changed_char)."""
+    if changed_char((form,), token) is not None:
+        return
+    theirs = getattr(normalizers, form)()
+    assert theirs.normalize_str(left + token + right) == normalize(form, left) + token + normalize(
+        form, right
+    )
+    for text in (left + right, left, right):
+        assert theirs.normalize_str(text).count(token) == text.count(token)
+
+
+def test_what_a_normalization_may_change_is_named():
+    assert changed_char(("NFC",), "  ") is None  # GPT-NeoX's runs of spaces
+    assert changed_char(("NFKC",), "  ") == " "  # NFKC makes spaces (U+00A0 -> U+0020)
+    assert changed_char(("NFC",), "a<") == "a"  # a + U+0301 composes; < + U+0338 too
+    assert changed_char(("NFC",), "\u8c48") == "\u8c48"  # U+F900 becomes it

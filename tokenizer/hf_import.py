@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 
 from .hf_conventions import bytes_to_unicode, regex_from_oniguruma
 from .patterns import NO_SPLIT, PATTERNS
-from .preparation import CHUNK, NORMALIZATIONS, SEGMENT, UNICODE_CHECKED, Preparation
+from .preparation import CHUNK, NORMALIZATIONS, SEGMENT, Preparation, changed_char, unicode_checked
 from .validate import TokenizerFileError, check_id, check_type
 
 IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing", "BertProcessing")
@@ -129,7 +129,7 @@ def _normalizers(normalizer: Any, source: str) -> tuple[str, ...]:
             ", ".join(others),
             f"it changes the text in a way not reproduced here (only {', '.join(NORMALIZATIONS)} are)",
         )
-    if forms and not UNICODE_CHECKED:
+    if forms and not unicode_checked():
         _refuse(
             source,
             "normalizer",
@@ -201,12 +201,14 @@ def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict
         normalized = token.get("normalized", not token.get("special"))
         if not normalized:
             first.append(token["content"])
-        if normalizers and normalized:
+        changed = changed_char(normalizers, token["content"]) if normalizers and normalized else None
+        if changed is not None:
             _refuse(
                 source,
                 f"added_tokens[{i}] ({token['content']!r}) option",
                 f"normalized=true with the normalizer {', '.join(normalizers)}",
-                "HF looks for it in the normalized text; save it with normalized=false",
+                f"HF looks for it in the normalized text, where {changed!r} may be changed, made or "
+                "joined to a neighbour; save it with normalized=false",
             )
         if token["content"] in special:
             raise TokenizerFileError(f"{where}: {token['content']!r} is listed twice")

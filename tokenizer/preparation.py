@@ -12,6 +12,13 @@ changes are reproduced exactly here (hf_import.py refuses every other one by nam
   every version), and the unknown code point is kept as it is. `_hf_normalization.HF_UNKNOWN`
   lists them (scripts/gen_hf_normalization.py; tests/test_preparation.py checks every code point,
   alone and decomposed, and random text, against `tokenizers`).
+  HF finds an added token with `normalized: true` in the normalized text, we in the text as
+  given: the two agree for a token that normalization leaves alone (`keeps`): each character
+  decomposes to itself, has combining class 0 and is part of no other's decomposition (any
+  decomposition for NFKC/NFKD) nor of Hangul's. Such a character is a starter that nothing
+  composes with, so the text normalizes piece by piece around it, it is never moved, changed
+  or removed, and normalization never makes it: the token's occurrences are the same before
+  and after, and so is the text between them (GPT-NeoX's runs of spaces under NFC).
 - **Splits before the split** (`pre_splits`): HF's pre-tokenizer steps run one after the other,
   each on every piece the previous one made (StarCoder's `Digits` then `ByteLevel`'s own gpt2
   split). Each pre-split is a pattern whose `findall` gives the pieces (hf_import.py says which
@@ -30,25 +37,67 @@ to the prepared text, not to the text given.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from ._hf_normalization import CHECKED_UNICODE, HF_UNKNOWN
 from .patterns import NO_SPLIT, Splitter, compile_pattern
 
 NORMALIZATIONS = ("NFC", "NFD", "NFKC", "NFKD")
 SEGMENT, CHUNK = "segment", "chunk"  # where prefix_space puts its space (see the docstring)
 PREFIX_SPACE_PLACES = (SEGMENT, CHUNK)
-_UNKNOWN = re.compile("([" + "".join(f"{chr(a)}-{chr(b)}" for a, b in HF_UNKNOWN) + "])")
+HANGUL = [(0x1100, 0x11FF), (0xAC00, 0xD7A3)]  # jamo and syllables: composed by rule, not by table
+
+
+def _tables():
+    from . import _hf_normalization  # generated, long: imported when a normalizer is first used
+
+    return _hf_normalization
+
+
+def parse_ranges(table: tuple[str, ...]) -> list[tuple[int, int]]:
+    """A generated table ("AAAA-BBBB" or "AAAA", hex, space-separated) as inclusive ranges."""
+    out = []
+    for item in "".join(table).split():
+        first, _, last = item.partition("-")
+        out.append((int(first, 16), int(last or first, 16)))
+    return out
+
+
+@functools.cache
+def _unknown() -> re.Pattern[str]:
+    ranges = parse_ranges(_tables().HF_UNKNOWN)
+    return re.compile("([" + "".join(f"{chr(a)}-{chr(b)}" for a, b in ranges) + "])")
 
 
 def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("."))
 
 
-UNICODE_CHECKED = _version(unicodedata.unidata_version) <= _version(CHECKED_UNICODE)
+def unicode_checked() -> bool:
+    """Whether this Python's Unicode is no newer than the one HF_UNKNOWN was made for."""
+    return _version(unicodedata.unidata_version) <= _version(_tables().CHECKED_UNICODE)
+
+
+@functools.cache
+def _parts(compatibility: bool) -> frozenset[int]:
+    tables = _tables()
+    ranges = parse_ranges(tables.CANONICAL_PARTS) + HANGUL
+    if compatibility:
+        ranges += parse_ranges(tables.COMPATIBILITY_PARTS)
+    return frozenset(cp for a, b in ranges for cp in range(a, b + 1))
+
+
+def changed_char(forms: tuple[str, ...], token: str) -> str | None:
+    """The first character of `token` that the normalizations may change, make or join to a
+    neighbour (None: they keep every occurrence of `token`; see the module docstring)."""
+    parts = _parts(any(form.startswith("NFK") for form in forms)) if forms else frozenset()
+    for ch in token:
+        if ord(ch) in parts or unicodedata.decomposition(ch) or unicodedata.combining(ch):
+            return ch
+    return None
 
 
 @dataclass(frozen=True)
@@ -117,9 +166,10 @@ class Preparation:
 def normalize(form: str, text: str) -> str:
     """unicodedata.normalize as HF's tables do it: code points HF does not know stay as they are
     and cut the text into pieces normalized alone."""
-    if _UNKNOWN.search(text) is None:
+    unknown = _unknown()
+    if unknown.search(text) is None:
         return unicodedata.normalize(form, text)
-    parts = _UNKNOWN.split(text)  # the unknown code points are the odd items
+    parts = unknown.split(text)  # the unknown code points are the odd items
     parts[::2] = [unicodedata.normalize(form, part) for part in parts[::2]]
     return "".join(parts)
 
