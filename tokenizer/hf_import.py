@@ -14,9 +14,10 @@ a file is never loaded as something else. What maps exactly, and why:
   elsewhere for a token the merges do not reach from its bytes: loaded with
   `chunk_lookup=False` (core.py), the merge loop without the whole-chunk lookup.
 - normalizer: NFC, NFD, NFKC, NFKD or a `Sequence` of them, applied exactly
-  (preparation.py: HF's older Unicode tables reproduced). When there is one, every added token
-  must have `normalized: false` (HF finds the others in the normalized text, and normalizing
-  the text around a token is not normalizing the text with it); the rest are refused.
+  (preparation.py: HF's older Unicode tables reproduced). HF finds an added token with
+  `normalized: true` in the normalized text, we in the text as given: loaded only when
+  normalization can neither change, make nor join any of its characters
+  (preparation.changed_char: GPT-NeoX's runs of spaces under NFC), else refused naming it.
 - pre-tokenizer: steps that split, then `ByteLevel` (which maps bytes to the alphabet). The
   last splitting step is the pattern; the ones before it are pre-splits (preparation.py), each
   run on every piece of the one before, as HF does. `ByteLevel(add_prefix_space=true)` puts a
