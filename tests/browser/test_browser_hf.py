@@ -60,7 +60,7 @@ def test_roberta_and_qwen2_files_give_hf_ids_and_a_lowercasing_one_is_refused(pa
     for name, tok in (("roberta", roberta), ("qwen2", qwen2)):
         drop_files(page, [{"name": f"{name}.json", "text": tok.to_str()}])
         expect(page.get_by_test_id("load-message")).to_contain_text(f"loaded {name}")
-    text = type_text(page, "Hello world: cafe\u0301 \u212b \uf900, Taylor's 1989 tour")
+    text = type_text(page, "Hello world: cafe\u0301 \u212b \uf900, Taylor's 1989 tour", " and e\u0301 more")
     for name, tok in (("roberta", roberta), ("qwen2", qwen2)):
         wait_ids(page, name, tok.encode(text, add_special_tokens=False).ids)
 
