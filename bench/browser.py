@@ -12,7 +12,7 @@ Measures, on the real page served from web/dist (build_wasm.py runs first):
 - worker encode throughput (MB/s of UTF-8, time inside Python) vs CPython on the same text;
 - load time of cl100k_base in the worker as npm JSON, `.tiktoken` text and our binary blob;
 - the longest main-thread task (PerformanceObserver 'longtask') during boot and during each typing run.
-- large texts (issue 16): a 1 MB and a 5 MB paste -> first tokens on screen and the longest
+- large texts (issue 16): a 1 MB and a 5 MB paste (a paste event, as Ctrl+V) -> first tokens on screen and the longest
   main-thread task until both panels are done; a keystroke in the middle of the 5 MB text ->
   render; DOM elements after the 5 MB paste; 200,000 ids in the decode box -> decoded.
 Targets (issue 16): first tokens <= 1 s for 1 MB, <= 100 ms per keystroke at 5 MB, no task
@@ -166,15 +166,32 @@ def paste(page, text: str) -> None:
     )
 
 
+def clipboard_paste(page) -> None:
+    """A paste event (as Ctrl+V sends) of window.__pasted into the selected, empty box."""
+    page.evaluate(
+        """() => {
+            const box = document.querySelector('[data-testid=input]');
+            box.focus();
+            box.select();
+            const data = new DataTransfer();
+            data.setData('text/plain', window.__pasted);
+            box.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
+            delete window.__pasted;
+        }"""
+    )
+
+
 def measure_large(page, size: int) -> dict:
     """A paste of `size` characters: first tokens, longest task, DOM size; then keystrokes."""
     text = big_text(size)
     paste(page, "")  # a paste into an empty box, as on a fresh page
     panels_done(page, 0)
+    # Handing the page 5 MB through Playwright is a long task of its own: done before measuring.
+    page.evaluate("(t) => { window.__pasted = t; }", text)
     page.evaluate("() => { window.__longtasks = []; }")
     before = page.evaluate("window.__bpe.metrics.renders.length")
     t = time.perf_counter()
-    paste(page, text)
+    clipboard_paste(page)
     n_panels = page.get_by_test_id("panel").count()
     page.wait_for_function(
         "([n, len]) => window.__bpe.metrics.renders.slice(n).filter(r => r.len === len).length >= 1",

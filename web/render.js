@@ -38,6 +38,7 @@ export function rerenderAll() {
 // bounded (5 MB of text is 1.2 M tokens: as spans, seconds of layout and a gigabyte of memory).
 // The window follows the edits (a keystroke outside it moves it there) and the pager's buttons.
 const VIEW_TOKENS = 10000; // a window's DOM is built in ~0.2 s of idle slices (40,000: ~1.5 s, restarted by typing)
+const JUMP_BEFORE = 500; // tokens shown before an edit the window jumps to
 const VIEW_SLACK = 2500; // typing may grow a window by this much before it is cut back to VIEW_TOKENS
 
 function viewRange(panel, total, patch, full) {
@@ -53,7 +54,9 @@ function viewRange(panel, total, patch, full) {
     if (patch.start >= o0 && patch.start + patch.removed <= o1 && end - o0 <= VIEW_TOKENS + VIEW_SLACK) {
       return [o0, Math.min(total, end)];
     }
-    const a = clamp(patch.start - VIEW_TOKENS / 2);
+    // Elsewhere: the window jumps there, starting a little before the edit so that the first
+    // slice rendered (FIRST_SLICE tokens, at once) shows the edit.
+    const a = clamp(patch.start - JUMP_BEFORE);
     return [a, a + VIEW_TOKENS];
   }
   const a = clamp(panel.viewStart || 0);
@@ -114,8 +117,10 @@ export function render(panel, res, text, { full = false } = {}) {
   if (!whole || panel.pagerEl) showPager(panel, w0, w1, total);
 
   // Which old blocks survive: those inside the common prefix, ending on a newline, and those
-  // inside the common suffix whose preceding newline is in the suffix too.
-  const incremental = !full && old && old.complete && old.offset === w0;
+  // inside the common suffix whose preceding newline is in the suffix too. An unfinished sliced
+  // render (typing while a window is built) keeps its finished lines before the edit and goes on
+  // from there, instead of starting the window again at every keystroke.
+  const incremental = !full && old && old.offset === w0;
   let head = 0;
   let tail = 0;
   if (incremental) {
@@ -128,8 +133,14 @@ export function render(panel, res, text, { full = false } = {}) {
     tail = oldBlocks.length;
     while (head < oldBlocks.length && oldBlocks[head].end <= p && oldBlocks[head].hard) head++;
     while (tail > head && oldBlocks[tail - 1].start > on - q) tail--;
-    if (tail - head === 1 && patchLine(panel, old, oldBlocks, oldSpans, head, p, on - q)) return;
-    for (let k = head; k < tail; k++) oldBlocks[k].el.remove();
+    if (!old.complete) {
+      // Its blocks stop where it stopped: none of them is a suffix; all after the head go.
+      for (let k = head; k < oldBlocks.length; k++) oldBlocks[k].el.remove();
+      tail = oldBlocks.length;
+    } else {
+      if (tail - head === 1 && patchLine(panel, old, oldBlocks, oldSpans, head, p, on - q)) return;
+      for (let k = head; k < tail; k++) oldBlocks[k].el.remove();
+    }
   } else {
     panel.tokensEl.replaceChildren(); // also drops the blocks of an unfinished sliced render
   }

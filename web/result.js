@@ -46,6 +46,7 @@ export function freezeWindow(win) {
 // (the same buffers when they had room) with `patch` saying what changed.
 export function patchResult(all, { start, removed, ids, lens, bytes, ms, chars }) {
   const n = all.ids.length;
+  if (start === 0 && removed === n) return { ...wholeResult({ ids, lens, bytes, ms, chars }), patch: { start, removed, added: ids.length } };
   const end = start + removed;
   if (start < 0 || end > n) throw new Error(`internal: a patch of tokens ${start}+${removed} of ${n}`);
   const added = ids.length;
