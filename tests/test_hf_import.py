@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from tests.helpers import corpus_text
 from tests.strategies import tie_heavy_texts
 from tokenizer import get_encoding
+from tokenizer.audit import audit
 from tokenizer.extend import extend
 from tokenizer.hf_export import to_hf_json
 from tokenizer.loading import from_hf_json, load_any
@@ -264,6 +265,8 @@ def test_ignore_merges_false_lets_the_merges_decide():
             want = tok.encode(text, add_special_tokens=False).ids
             assert ours.encode(text) == want, (ignore, text)
         assert len(tok.encode("wxyz").ids) == (1 if ignore else 3)
+        unreachable = audit(ours)["unreachable"]
+        assert (vocab["wxyz"] in unreachable) == (not ignore)  # the audit agrees with encoding
 
 
 def _byte(ch: str) -> int:

@@ -50,6 +50,8 @@ def is_reachable(tok: Tokenizer, token_id: int, token: bytes) -> bool:
         text = token.decode("utf-8")
     except UnicodeDecodeError:
         return tok.bpe_merge(token) == [token_id]  # the merge loop, no lookup
+    if tok.preparation is not None or not tok.chunk_lookup:  # a HF file's: no whole-chunk shortcut
+        return tok.encode_ordinary(text) == [token_id]
     return tok.split(text) == [text]
 
 
