@@ -14,7 +14,9 @@ Measures, on the real page served from web/dist (build_wasm.py runs first):
 - the longest main-thread task (PerformanceObserver 'longtask') during boot and during each typing run.
 - large texts (issue 16): a 1 MB and a 5 MB paste (a paste event, as Ctrl+V) -> first tokens on screen and the longest
   main-thread task until both panels are done; a keystroke in the middle of the 5 MB text ->
-  render; DOM elements after the 5 MB paste; 200,000 ids in the decode box -> decoded.
+  render; DOM elements after the 5 MB paste; 200,000 ids in the decode box -> decoded;
+- the analysis views (issue 14): audit, stats + sweep plot, vocabulary diff on the reference
+  encodings -> the longest main-thread task while each computes and draws.
 Targets (issue 16): first tokens <= 1 s for 1 MB, <= 100 ms per keystroke at 5 MB, no task
 > 100 ms, 200k ids decoded <= 1 s, cold load -> ready <= 1.0 s with no boot task > 50 ms.
 Targets (issue 4): first tokens <= 6 s cold, <= 2.5 s warm; <= 50 ms keystroke-to-render at
@@ -252,6 +254,79 @@ def measure_decode_box(page, n_ids: int = 200_000) -> dict:
     }
 
 
+def measure_analysis(page) -> list[dict]:
+    """Issue 14: the Audit, Stats (with the sweep plot) and Compare-vocabularies views on the
+    reference encodings: wall time to the result and the longest main-thread task meanwhile."""
+    udhr = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")
+    udhr = udhr[: udhr.find("##### UDHR", 60_000)]  # whole languages, about 60 KB
+    paste(page, big_text(20_000))
+    panels_done(page, 20_000)
+
+    def run(view: str, label: str, prepare, button: str, status: str, done: str) -> dict:
+        box = page.get_by_test_id(f"{view}-box")
+        if not box.evaluate("d => d.open"):
+            box.locator("summary").click()
+        prepare()
+        page.evaluate("() => { window.__longtasks = []; }")
+        t = time.perf_counter()
+        page.get_by_test_id(button).click()
+        page.wait_for_function(
+            "([id, done]) => (document.querySelector(`[data-testid=${id}]`)?.textContent || '').includes(done)",
+            arg=[status, done],
+            timeout=300_000,
+            polling=50,
+        )
+        page.wait_for_timeout(300)  # the plots draw after the text says done
+        return {
+            "view": label,
+            "s": time.perf_counter() - t,
+            "longest_task_ms": page.evaluate("() => Math.max(0, ...window.__longtasks)"),
+        }
+
+    def audit(name: str):
+        def prepare():
+            page.get_by_test_id("audit-tokenizer").select_option(name)
+            page.get_by_test_id("audit-with-text").check()
+
+        return prepare
+
+    def stats():
+        page.get_by_test_id("stats-udhr").fill(udhr)
+
+    def vdiff():
+        page.get_by_test_id("vdiff-a").select_option("cl100k_base")
+        page.get_by_test_id("vdiff-b").select_option("o200k_base")
+
+    return [
+        run(
+            "audit",
+            "audit o200k_base (with the text)",
+            audit("o200k_base"),
+            "audit-run",
+            "audit-status",
+            "audited",
+        ),
+        run(
+            "audit",
+            "audit cl100k_base (with the text)",
+            audit("cl100k_base"),
+            "audit-run",
+            "audit-status",
+            "audited",
+        ),
+        run("stats", "stats, both, 60 KB UDHR by language", stats, "stats-run", "stats-status", "computed"),
+        run("stats", "sweep, both (plot)", lambda: None, "sweep-run", "sweep-status", "sizes"),
+        run(
+            "vdiff",
+            "vocabulary diff cl100k_base vs o200k_base",
+            vdiff,
+            "vdiff-run",
+            "vdiff-status",
+            "A = cl100k_base",
+        ),
+    ]
+
+
 def measure_throughput(page, name: str, label: str, text: str) -> dict:
     data_len = len(text.encode())
     res = page.evaluate(
@@ -323,6 +398,9 @@ def main(argv=None) -> dict:
         action="store_true",
         help="cold loads, large texts and the decode box only (skip the rest)",
     )
+    ap.add_argument(
+        "--analysis", action="store_true", help="with --only-large: the analysis views too (issue 14)"
+    )
     ap.add_argument("--server", choices=["flask", "static"], default="flask")
     ap.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "browser.json")
     args = ap.parse_args(argv)
@@ -385,6 +463,7 @@ def main(argv=None) -> dict:
         paste(page, "hello")
         panels_done(page, 5)
         results["decode_box"] = measure_decode_box(page)
+        results["analysis"] = measure_analysis(page) if args.analysis or not args.only_large else []
         en = (CORPORA / "pg_en_medium.txt").read_text(encoding="utf-8")[:1_000_000]
         multi = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")[:400_000]
         results["throughput"] = [
@@ -400,6 +479,7 @@ def main(argv=None) -> dict:
                 *(t["longest_task_ms"] for t in results["typing"]),
                 *(max(t["paste_longest_task_ms"], t["keystroke_longest_task_ms"]) for t in results["large"]),
                 results["decode_box"]["longest_task_ms"],
+                *(a["longest_task_ms"] for a in results["analysis"]),
             ]
         )
         context.close()
@@ -451,6 +531,10 @@ def report(r: dict) -> None:
     print(
         f"decode box: {d['ids']:,} ids -> decoded in {d['decode_ms']:.0f} ms, longest task {d['longest_task_ms']:.0f} ms"
     )
+    if r["analysis"]:
+        print("analysis views (issue 14): wall time to the result, longest main-thread task")
+    for a in r["analysis"]:
+        print(f"  {a['view']:45} {a['s']:6.1f} s  longest task {a['longest_task_ms']:5.0f} ms")
     print("encode throughput (MB/s):   worker (Python time) / worker round trip / CPython")
     for t in r["throughput"]:
         print(

@@ -23,9 +23,9 @@
 import { $, input } from "./state.js";
 
 // The box's cost grows with what it holds: laying out (shaping) 128 K characters anew took
-// ~100 ms on the test machine, a keystroke in 5 MB 0.4-0.9 s; 64 K characters stay well under.
+// ~100 ms on the test machine, a keystroke in 5 MB 0.4-0.9 s, in 64 K ~25 ms under load.
 const LIVE_MAX = 1 << 17; // characters (UTF-16 units) the box holds whole
-const WINDOW = 1 << 16; // characters the box holds of a longer text
+const WINDOW = 1 << 15; // characters the box holds of a longer text (a keystroke there: ~10-25 ms)
 const EDGE = WINDOW >> 3; // a caret this close to an edge of the box (text beyond it) moves the window
 const LOG_MAX = 256; // edits remembered: a panel further behind gets the whole text
 
