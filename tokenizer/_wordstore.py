@@ -27,6 +27,7 @@ BATCH_CHARS = 1 << 18  # characters numpy works on at once (its temporaries: ~60
 DENSE_PAIRS = 1 << 20  # pair counts go in a table of this many slots while ids are few
 SHIFT = 21  # numpy pair key: left << SHIFT | right (ids < 2**21)
 MASK = (1 << SHIFT) - 1
+MAX_COUNT = 1 << 63  # chunk counts are stored as int64
 NARROW_IDS = 1 << 16  # while fewer token ids exist, numpy reads the words as uint16, not uint32
 
 
@@ -35,15 +36,17 @@ def pack_words(items: Iterable[tuple[str, int]], per_block: int) -> tuple[list[s
     to a str, and their counts: no Python object per word."""
     blocks: list[str] = []
     wcounts = array("q")
+    add_count = wcounts.append
     current: list[str] = []
-    for chunk, n in items:
-        if not _holds_pair(chunk):
+    add_word = current.append
+    for chunk, n in items:  # the helpers inlined for the common case: ~2x faster on big tables
+        if len(chunk) < 2 and not _holds_pair(chunk):
             continue
-        wcounts.append(_checked_count(n))
-        current.append(_latin1(chunk))
+        add_count(n if type(n) is int and 0 < n < MAX_COUNT else _checked_count(n))
+        add_word(chunk if chunk.isascii() else _latin1(chunk))  # ASCII is its own latin-1 form
         if len(current) == per_block:
             blocks.append(SEP.join(current))
-            current = []
+            current.clear()
     if current:
         blocks.append(SEP.join(current))
     return blocks, wcounts
@@ -67,7 +70,7 @@ def _checked_count(n: Any) -> int:
         count = index(n)  # ints and integer-likes such as numpy's, not floats
     except TypeError:
         count = 0
-    if not 0 < count < 1 << 63:
+    if not 0 < count < MAX_COUNT:
         raise ValueError(f"chunk counts must be integers from 1 to 2**63 - 1, got {n!r}")
     return count
 
