@@ -18,6 +18,7 @@ from werkzeug.datastructures import FileStorage, MultiDict
 from tokenizer import patterns
 from tokenizer.core import Tokenizer
 from tokenizer.encodings import list_encodings
+from tokenizer.extend import check_extendable
 from tokenizer.patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
 from tokenizer.regex_check import check_split_regex
 from tokenizer.train import TIE_BREAKS
@@ -331,21 +332,12 @@ def store_base_upload(uploads: list[FileStorage], base_dir: Path) -> UploadedBas
 
 
 def _check_extendable(tok: Tokenizer, labels: str) -> None:
-    """tokenizer.extend refuses a base that prepares its text (a tokenizer.json's normalizer or
-    add_prefix_space) or whose merges alone decide a chunk (ignore_merges: false): its corpus
-    counts are of raw chunks. Checked here too, so that the refusal is this request's 400, with
-    what the file has, and not a job that fails later."""
-    if tok.preparation is None and tok.chunk_lookup:
-        return
-    prep = tok.preparation
-    what = [f"normalizer {n}" for n in (prep.normalizers if prep else ())]
-    what += ["add_prefix_space"] if prep and prep.prefix_space else []
-    what += [] if tok.chunk_lookup else ["ignore_merges: false"]
-    raise ApiError(
-        400,
-        f"{BASE_FILE_FIELD} {labels} cannot be extended exactly: tokenizer.extend does not "
-        f"reproduce its {', '.join(what)} yet; extend a tokenizer without them",
-    )
+    """The library's own check (tokenizer.extend.check_extendable), made this request's 400 with
+    the files' names, not a job that fails later."""
+    try:
+        check_extendable(tok)
+    except ValueError as e:
+        raise ApiError(400, f"{BASE_FILE_FIELD} {labels}: {e}") from None
 
 
 def _base_files(uploads: list[FileStorage]) -> dict[str, tuple[str, Path]]:

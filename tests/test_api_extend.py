@@ -264,9 +264,27 @@ TINY_PAIR = Tokenizer.from_merges([(104, 101)], "gpt4", ["<|end|>"], name="tiny"
         ),
         ([("tokenizer.json", hf_json(model={"type": "Unigram"}))], {}, "model 'Unigram'"),
         # loaded by the library, but tokenizer.extend counts raw chunks: refused before any job
-        ([("tokenizer.json", hf_json(normalizer={"type": "NFC"}))], {}, "its normalizer NFC yet"),
-        ([("tokenizer.json", hf_json(byte_level={"add_prefix_space": True}))], {}, "its add_prefix_space"),
-        ([("tokenizer.json", hf_json(model={"ignore_merges": False}))], {}, "its ignore_merges: false"),
+        ([("tokenizer.json", hf_json(normalizer={"type": "NFC"}))], {}, "normalizes the text (NFC)"),
+        ([("tokenizer.json", hf_json(byte_level={"add_prefix_space": True}))], {}, "add_prefix_space"),
+        ([("tokenizer.json", hf_json(model={"ignore_merges": False}))], {}, "ignore_merges: false"),
+        (  # StarCoder's shape: Digits, then ByteLevel's own split
+            [
+                (
+                    "tokenizer.json",
+                    hf_json(
+                        pre_tokenizer={
+                            "type": "Sequence",
+                            "pretokenizers": [
+                                {"type": "Digits", "individual_digits": True},
+                                {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+                            ],
+                        }
+                    ),
+                )
+            ],
+            {},
+            "splits it with 1 more pattern(s) before its own",
+        ),
         ([("corpus.txt", b"abc")], {}, "base_file 'corpus.txt': expected a tokenizer file"),
         ([("x", b"abc")], {}, "expected a tokenizer file"),
         ([("x.json", b"")], {}, "base_file 'x.json' is empty"),

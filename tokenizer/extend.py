@@ -238,6 +238,20 @@ class _Extender:
                 gained.add(q)
 
 
+def check_extendable(base: Tokenizer) -> None:
+    """ValueError unless extend() reproduces `base` exactly. It counts the corpus's raw chunks,
+    so a base must encode raw chunks: no preparation (a HF file's normalizer, prefix space or
+    splits before its pattern) and the whole-chunk lookup on (not HF's ignore_merges: false)."""
+    what = [base.preparation.describe()] if base.preparation is not None else []
+    if not base.chunk_lookup:
+        what.append("lets the merges alone decide each chunk (HF's ignore_merges: false)")
+    if what:
+        raise ValueError(
+            f"{base.name} cannot be extended exactly: it {' and '.join(what)}, which extend does "
+            "not reproduce yet; extend a tokenizer without them"
+        )
+
+
 def extend(
     base: Tokenizer | str,
     corpus: Any,
@@ -265,11 +279,7 @@ def extend(
         base = load_any(base)
     if not isinstance(base, Tokenizer):
         raise ValueError(f"base must be a Tokenizer or a tokenizer name, got {type(base).__name__}")
-    if base.preparation is not None or not base.chunk_lookup:
-        raise ValueError(
-            f"{base.name}: extending a tokenizer that prepares its text or has chunk_lookup=False "
-            "(a HF file's normalizer, add_prefix_space or ignore_merges=false) is not supported"
-        )
+    check_extendable(base)
     _check_rule(tie_break, min_frequency)
     if not isinstance(add, int) or isinstance(add, bool) or not 0 <= add <= MAX_ADD:
         raise ValueError(f"add must be an integer from 0 to {MAX_ADD}, got {add!r}")
