@@ -111,3 +111,18 @@ def test_cuts_are_found_in_text_without_spaces():
     assert cuts[0] == 0 and cuts[-1] == len(piece)
     assert len(cuts) > len(piece) // 200
     assert _bpe_levels(b"a" * 5000, _RANKS) is not None
+
+
+def test_a_segment_that_is_an_unreachable_token_still_merges():
+    """Between two safe cuts lies a 16-byte token the merges never reach ("hi" merges before
+    "gh" and "ij"): the long-chunk path must merge it as the scan does, not look it up."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in [b"hi", b"ab", b"cd", b"ef", b"gh", b"ij", b"kl", b"mn", b"op", b"abcd", b"efgh"]:
+        ranks[token] = len(ranks)
+    for token in [b"ijkl", b"mnop", b"abcdefgh", b"ijklmnop", b"abcdefghijklmnop"]:
+        ranks[token] = len(ranks)
+    piece = b"z" * 32 + b"abcdefghijklmnop" + b"z" * 100
+    assert len(piece) > HEAP_THRESHOLD
+    expected = _bpe_scan(piece, ranks)
+    assert ranks[b"abcdefghijklmnop"] not in expected
+    assert _bpe_long(piece, ranks, max(map(len, ranks))) == expected

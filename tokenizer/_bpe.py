@@ -142,10 +142,9 @@ def _bpe_long(piece: bytes, ranks: dict[bytes, int], longest: int) -> tuple[int,
         segment = piece[a:b]
         segment_ids = done.get(segment)
         if segment_ids is None:
-            rank = ranks.get(segment)
-            if rank is not None:
-                segment_ids = (rank,)
-            elif b - a <= HEAP_THRESHOLD:
+            # No whole-segment lookup: a segment that is a token the merges never reach must
+            # still merge like the rest (tiktoken looks up only the whole chunk).
+            if b - a <= HEAP_THRESHOLD:
                 segment_ids = _bpe_scan(segment, ranks)
             else:
                 segment_ids = _bpe_levels(segment, ranks) or _bpe_heap(segment, ranks)
