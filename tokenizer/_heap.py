@@ -46,7 +46,9 @@ from . import _wordstore
 from ._wordstore import JOIN, SEP, SHIFT, WordStore, load_numpy, pack_words, pair_of_key, sum_by_key
 from .progress import Progress, Ticker
 
-BULK_MIN_BLOCKS = 400  # blocks still holding the pair from which a merge runs through numpy (scan_bulk); fewer: word by word (numpy costs ~0.3 ms a merge)
+# A merge runs through numpy (scan_bulk) when this many blocks still hold the pair; fewer go
+# word by word (scan): numpy's fixed cost, ~0.3 ms a merge, pays off from a few hundred blocks.
+BULK_MIN_BLOCKS = 400
 PAIR_BUDGET = 1 << 14  # pairs tracked at once: more means fewer recounts and more memory
 OFF_BITS = 40  # `first` heap keys: -count << 80 | word << 40 | byte offset
 OFF_MASK = (1 << OFF_BITS) - 1
@@ -314,7 +316,7 @@ class _HeapTrainer(WordStore):
             live = list(map(contains, strs, repeat(p)))  # many have lost p to earlier merges
             if not all(live):
                 ids, strs = list(compress(ids, live)), list(compress(strs, live))
-        if self.np is not None and len(ids) >= BULK_MIN_BLOCKS:
+        if self.np is not None and len(ids) >= BULK_MIN_BLOCKS:  # still, without the dead blocks
             for k, (v, e) in self.scan_bulk(p, x, ids, strs).items():
                 if v >= floor:
                     pc[k] = v
