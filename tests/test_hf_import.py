@@ -391,5 +391,5 @@ def test_a_vocabulary_cut_keeps_the_preparation_and_extending_is_refused(trained
     text = texts["udhr"][:5000]
     cut = prefix_tokenizer(ours, max(ours.mergeable_ranks.values()) + 1)
     assert cut.encode_ordinary(text) == reference.encode(text, add_special_tokens=False).ids
-    with pytest.raises(ValueError, match="extending a tokenizer that prepares its text"):
+    with pytest.raises(ValueError, match="cannot be extended exactly: it puts a space before each"):
         extend(ours, text, 10)
