@@ -1,10 +1,12 @@
 // The panels: one per tokenizer, side by side, each kept in step with the text box.
 //
-// The main thread never tokenizes: it sends the text to the worker and renders what comes back
-// (ids, per-token byte lengths, the tokens' bytes, as transferable typed arrays). At most one
-// encode per panel is in flight; a keystroke during it marks the panel dirty and the newest text
-// is sent when the reply arrives, so typing never queues up work. Replies older than what a
-// panel already shows are dropped by request id.
+// The main thread never tokenizes: it sends the worker the edit since the text behind the
+// panel's result (textbox.js; the whole text the first time, or when the worker no longer holds
+// that one) and patches in what comes back (ids, per-token byte lengths, the tokens' bytes, as
+// transferable typed arrays; result.js). At most one encode per panel is in flight; a keystroke
+// during it marks the panel dirty and the edits since are sent, as one, when the reply arrives,
+// so typing never queues up work. Replies older than what a panel already shows are dropped by
+// request id.
 //
 // No silent stale panel: a panel says when its tokens are pending (data-state="pending", and a
 // visible note if the answer takes a moment) or when its encode failed (data-state="error", the
