@@ -145,6 +145,13 @@ def test_re_engine_equals_regex_with_lone_surrogates(text):
     assert_same_split(text)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(texts_any, texts_with_surrogates))
+def test_astral_check_equals_the_astral_regex(text):
+    # the splitter's quick test for astral code points (lone surrogates are BMP code points)
+    assert _re_translate._has_astral(text) == (_re_translate._ASTRAL.search(text) is not None)
+
+
 BMP_AND_SOME_ASTRAL = "".join(
     map(chr, [*range(0xD800), *range(0xE000, 0x10000), *range(0x10000, 0x110000, 101)])
 )
