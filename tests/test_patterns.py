@@ -152,6 +152,22 @@ def test_astral_check_equals_the_astral_regex(text):
     assert _re_translate._has_astral(text) == (_re_translate._ASTRAL.search(text) is not None)
 
 
+O200K_EDGE_ALPHABET = "aZ\u01c5\u02b0\u4e2d\u0301\u0903\u20dd1\u0661 \t\n\r'sStTdD./\u00a0\u2003!\u0345"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=O200K_EDGE_ALPHABET, max_size=40))
+def test_o200k_split_form_equals_the_pattern_on_marks_cases_and_apostrophes(text):
+    # Ll, Lu, Lt, Lm, Lo, Mn, Mc, Me, digits, whitespace, apostrophe suffixes, punctuation
+    form = _re_translate.ReSplitter(patterns.O200K_SPLIT_FORM, unicode=REGEX)
+    assert form.findall(text) == regex.findall(patterns.O200K_PATTERN, text)
+
+
+def test_o200k_splits_with_its_equivalent_form():
+    assert compile_pattern("o200k").pattern == patterns.O200K_SPLIT_FORM
+    assert compile_pattern("o200k", engine="regex").pattern == patterns.O200K_PATTERN
+
+
 BMP_AND_SOME_ASTRAL = "".join(
     map(chr, [*range(0xD800), *range(0xE000, 0x10000), *range(0x10000, 0x110000, 101)])
 )
