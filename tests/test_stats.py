@@ -180,3 +180,31 @@ def test_imported_tokenizer_json_counts_and_sweep_equal_hf_tokenizers(tmp_path):
         cut["added_tokens"] = []
         hf_cut = hf.Tokenizer.from_str(json.dumps(cut))
         assert row["tokens"] == len(hf_cut.encode(held_out).ids), v
+
+
+def test_forked_workers_give_the_same_figures(monkeypatch, texts):
+    """Forked children encode interleaved slices of the distinct chunks: the same lengths, in
+    the same order, so every figure equals one process's (and tiktoken's)."""
+    import tokenizer.stats as stats_module
+
+    monkeypatch.setattr(stats_module, "PARALLEL_MIN_CHUNKS", 10)
+    text = texts[0]
+    tok = get_encoding("o200k_base")
+    chunks = stats_module.chunk_counts(tok, [text])
+    alone = stats_module.chunk_lengths(tok, chunks, workers=1)
+    forked = stats_module.chunk_lengths(get_encoding("o200k_base"), chunks, workers=3)
+    assert list(forked.items()) == list(alone.items())
+    expected = len(tiktoken_reference("o200k_base").encode(text, disallowed_special=()))
+    memo: dict[str, int] = {}
+    assert count_tokens(tok, text, workers=2, memo=memo) == expected
+    assert set(memo) == set(chunks)
+    sections = udhr_sections(corpus_text("udhr_sample.txt", 200_000))
+    assert language_rows(tok, sections, name="o", workers=2, memo=memo) == language_rows(
+        get_encoding("o200k_base"), sections, name="o"
+    )
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True])
+def test_workers_must_be_a_positive_integer(workers):
+    with pytest.raises(ValueError, match="workers must be an integer >= 1"):
+        count_tokens(get_encoding("gpt2"), "text", workers=workers)

@@ -16,7 +16,10 @@
 
 Counting does not build the id list: the text's chunks are counted (C speed), each
 distinct chunk is encoded once, and tokens = sum(count x ids in chunk). Encoding is
-chunk by chunk, so this equals len(tok.encode_ordinary(text)).
+chunk by chunk, so this equals len(tok.encode_ordinary(text)). Multilingual text is nearly
+all new chunks, each through the Python merge loop, so `workers` > 1 lets forked processes
+encode slices of the distinct chunks (the CLI uses every core); a `memo` (chunk -> tokens)
+lets the per-language rows reuse what the whole-file count encoded.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from .core import Tokenizer
 
 ENGLISH = "eng"  # the UDHR code parity is measured against
 UDHR_HEADER = re.compile(r"^##### UDHR (.*)$", re.MULTILINE)
+PARALLEL_MIN_CHUNKS = 20_000  # new distinct chunks below which forking helpers costs more than it saves
 _FIELD = re.compile(r"(\w+)=(.*?)(?= \w+=|$)")  # key=value; a value runs up to the next " key="
 
 
@@ -42,19 +46,79 @@ def chunk_counts(tok: Tokenizer, texts: Iterable[str]) -> Counter[str]:
     return chunks
 
 
-def tokens_in(tok: Tokenizer, chunks: Counter[str]) -> int:
+def chunk_lengths(
+    tok: Tokenizer, chunks: Iterable[str], *, workers: int = 1, memo: dict[str, int] | None = None
+) -> dict[str, int]:
+    """Tokens in each distinct chunk (added to `memo`, which is returned; chunks already in it
+    are not encoded again). With workers > 1 and at least PARALLEL_MIN_CHUNKS new chunks, forked
+    processes encode interleaved slices of them: the same encoder on the same chunks, so the
+    same lengths; where fork is missing (Windows, the browser) one process does it all."""
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    lengths = {} if memo is None else memo
+    new = [chunk for chunk in dict.fromkeys(chunks) if chunk not in lengths]
+    # Each child gets at least half of PARALLEL_MIN_CHUNKS: no more processes than the work pays for.
+    workers = min(workers, len(new) * 2 // PARALLEL_MIN_CHUNKS)
+    if workers > 1 and _can_fork():
+        lengths.update(zip(new, _forked_lengths(tok, new, workers), strict=True))
+    else:
+        lengths.update((chunk, len(tok._encode_chunks([chunk]))) for chunk in new)
+    return lengths
+
+
+def tokens_in(
+    tok: Tokenizer, chunks: Counter[str], *, workers: int = 1, memo: dict[str, int] | None = None
+) -> int:
     """Tokens of text with these chunk counts: each distinct chunk encoded once."""
-    return sum(n * len(tok._encode_chunks([chunk])) for chunk, n in chunks.items())
+    lengths = chunk_lengths(tok, chunks, workers=workers, memo=memo)
+    return sum(n * lengths[chunk] for chunk, n in chunks.items())
 
 
-def count_tokens(tok: Tokenizer, text: str) -> int:
+def count_tokens(tok: Tokenizer, text: str, *, workers: int = 1, memo: dict[str, int] | None = None) -> int:
     """len(tok.encode_ordinary(text)), computed chunk by chunk."""
-    return tokens_in(tok, chunk_counts(tok, [text]))
+    return tokens_in(tok, chunk_counts(tok, [text]), workers=workers, memo=memo)
 
 
-def text_stats(tok: Tokenizer, text: str) -> dict[str, int]:
+def _can_fork() -> bool:
+    try:
+        import multiprocessing
+
+        return "fork" in multiprocessing.get_all_start_methods()
+    except (ImportError, OSError):  # pragma: no cover - Pyodide has no processes
+        return False
+
+
+_FORK_JOB: tuple[Tokenizer, list[str], int] | None = None  # what forked children read (inherited)
+
+
+def _slice_lengths(k: int) -> list[int]:
+    tok, chunks, step = _FORK_JOB  # type: ignore[misc]
+    return [len(tok._encode_chunks([chunk])) for chunk in chunks[k::step]]
+
+
+def _forked_lengths(tok: Tokenizer, chunks: list[str], workers: int) -> list[int]:
+    """Lengths of `chunks` in order, slice k = chunks[k::workers] done by child k. The children
+    inherit the tokenizer and the list through fork: nothing large is pickled but the lengths."""
+    global _FORK_JOB
+    import multiprocessing
+
+    _FORK_JOB = (tok, chunks, workers)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_slice_lengths, range(workers))
+    finally:
+        _FORK_JOB = None
+    out = [0] * len(chunks)
+    for k, part in enumerate(parts):
+        out[k::workers] = part
+    return out
+
+
+def text_stats(
+    tok: Tokenizer, text: str, *, workers: int = 1, memo: dict[str, int] | None = None
+) -> dict[str, int]:
     return {
-        "tokens": count_tokens(tok, text),
+        "tokens": count_tokens(tok, text, workers=workers, memo=memo),
         "bytes": len(text.encode("utf-8")),
         "chars": len(text),
         "words": len(text.split()),
@@ -107,12 +171,22 @@ def check_languages(sections: Sequence[Section], *, source: str = "<text>") -> N
         raise ValueError(f"{source}: no English section (code={ENGLISH}); parity is relative to English")
 
 
-def language_rows(tok: Tokenizer, sections: Sequence[Section], *, name: str) -> list[dict[str, Any]]:
+def language_rows(
+    tok: Tokenizer,
+    sections: Sequence[Section],
+    *,
+    name: str,
+    workers: int = 1,
+    memo: dict[str, int] | None = None,
+) -> list[dict[str, Any]]:
     """Per section: tokens, bytes and parity (tokens / English tokens), worst parity first."""
     check_languages(sections)
+    counts = [chunk_counts(tok, [s.text]) for s in sections]
+    lengths = chunk_lengths(tok, (c for section in counts for c in section), workers=workers, memo=memo)
     rows = []
-    for s in sections:
-        rows.append({"tokenizer": name, "code": s.code, "name": s.name, "tokens": count_tokens(tok, s.text)})
+    for s, section in zip(sections, counts, strict=True):
+        tokens = sum(n * lengths[chunk] for chunk, n in section.items())
+        rows.append({"tokenizer": name, "code": s.code, "name": s.name, "tokens": tokens})
         rows[-1]["bytes"] = len(s.text.encode("utf-8"))
     english = next(r["tokens"] for r in rows if r["code"] == ENGLISH)
     if english == 0:

@@ -16,6 +16,7 @@ from ..audit import audit
 from ..core import Tokenizer
 from ..loading import load_any
 from ..stats import check_languages, language_rows, sweep, text_stats, udhr_sections
+from ..streaming import default_workers
 from ..vocab_diff import diff
 from .common import read_utf8
 
@@ -129,16 +130,21 @@ def cmd_stats(args: argparse.Namespace) -> int:
         for path, text in texts.items():
             sections.extend(udhr_sections(text, source=path))
         check_languages(sections, source=", ".join(texts))
+    # One memo of chunk -> tokens per tokenizer: the sections are the files' text again.
+    memos: dict[str, dict[str, int]] = {spec: {} for spec in tokenizers}
+    workers = default_workers() if args.workers is None else args.workers
     out: dict[str, Any] = {
         "results": [
-            {"tokenizer": spec, "file": path, **text_stats(tok, text)}
+            {"tokenizer": spec, "file": path, **text_stats(tok, text, workers=workers, memo=memos[spec])}
             for path, text in texts.items()
             for spec, tok in tokenizers.items()
         ]
     }
     if args.by_language:
         out["languages"] = [
-            row for spec, tok in tokenizers.items() for row in language_rows(tok, sections, name=spec)
+            row
+            for spec, tok in tokenizers.items()
+            for row in language_rows(tok, sections, name=spec, workers=workers, memo=memos[spec])
         ]
     if args.sweep:
         out["sweep"] = [
@@ -236,6 +242,8 @@ def add_commands(subparsers) -> None:
                    help="FILEs are UDHR-style ('##### UDHR code=... name=...' headers): tokens and parity per language")  # fmt: skip
     p.add_argument("--sweep", type=parse_sizes, metavar="V,V,...",
                    help="tokens at these vocabulary sizes (each tokenizer cut to ranks < V), increasing")  # fmt: skip
+    p.add_argument("--workers", "-j", type=int, metavar="N",
+                   help="processes encoding the distinct chunks (default: all cores; 1 for one process)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=cmd_stats)
 
