@@ -10,6 +10,7 @@
 //   io.js             files from disk or the server, the share button, the decode box
 //   share.js          the share link in the URL fragment
 //   textbox.js        the text: its edits (what the worker is sent) and the box's window
+//   result.js         a panel's ids and token lengths, patched in place after an edit
 //   format.js         whitespace glyphs, hex, labels: shared with the Learn view
 //   dom.js            el(), the one way the modules build elements
 //
