@@ -22,14 +22,16 @@ from itertools import chain
 from pathlib import Path
 from typing import Any, Literal
 
-from . import formats
-from ._bpe import bpe_merge, encode_piece
+from . import _batch, formats
+from ._bpe import HEAP_THRESHOLD, bpe_merge, encode_piece
 from .patterns import compile_pattern, resolve_pattern
 from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
 from .validate import TokenizerFileError
 
 CACHE_SIZE = 1 << 18  # chunk -> ids entries kept before the cache is cleared (~40 MB at most)
+BATCH_WINDOW = CACHE_SIZE // 2  # chunks whose new ones are merged together (half the cache: all fit)
+SAMPLE_STEP = 32  # every 32nd chunk of a window is looked up to guess whether many are new
 
 
 class Tokenizer:
@@ -76,6 +78,7 @@ class Tokenizer:
             self._encode_new_chunk = self._merge_new_chunk  # type: ignore[method-assign]
         self._cache = _ChunkCache(self._encode_new_chunk)
         self._longest_token: int | None = None  # bytes; bounds the safe-cut checks of long chunks
+        self._pairs: _batch.PairTable | None = None  # built on the first batch merge (numpy only)
         self._special_regex_cache: dict[frozenset[str], re.Pattern[str]] = {}
 
     # ----- construction -----------------------------------------------------------------
@@ -236,8 +239,83 @@ class Tokenizer:
         cache = self._cache
         if type(cache) is not _ChunkCache:  # someone assigned a plain dict to reset it
             cache = self._cache = _ChunkCache(self._encode_new_chunk, cache)
+        if len(chunks) >= _batch.BATCH_MIN_CHUNKS and _batch.numpy_or_none() is not None:
+            return self._encode_many(chunks, cache)
         # Hits never leave C: a miss calls _ChunkCache.__missing__ (one Python call per new chunk).
         return list(chain.from_iterable(map(cache.__getitem__, chunks)))
+
+    def _encode_many(self, chunks: list[str], cache: _ChunkCache) -> list[int]:
+        """Many chunks: the new ones are merged together (`_batch`, when there are enough of
+        them and numpy is there), then every chunk is read from the cache. More distinct
+        chunks than the cache holds go a window of BATCH_WINDOW chunks at a time."""
+        # A sample first: a warm cache (text seen before) skips building the set of new chunks.
+        sample = chunks[::SAMPLE_STEP]
+        misses = len(sample) - sum(map(cache.__contains__, sample))
+        if misses * SAMPLE_STEP >= _batch.BATCH_MIN_CHUNKS:
+            distinct = set(chunks)
+            if len(distinct) > CACHE_SIZE:
+                windows = (chunks[i : i + BATCH_WINDOW] for i in range(0, len(chunks), BATCH_WINDOW))
+                return list(chain.from_iterable(self._encode_many(window, cache) for window in windows))
+            new = distinct.difference(cache)
+            if len(new) >= _batch.BATCH_MIN_CHUNKS:
+                if len(cache) + len(new) > CACHE_SIZE:
+                    cache.clear()
+                    new = distinct
+                new_chunks = list(new)
+                pieces = [chunk.encode("utf-8") for chunk in new_chunks]
+                cache.update(zip(new_chunks, self._merge_pieces(pieces), strict=True))
+        return list(chain.from_iterable(map(cache.__getitem__, chunks)))
+
+    def chunk_token_counts(self, chunks: list[str]) -> list[int]:
+        """How many tokens each chunk encodes to (len of its ids), without keeping the ids:
+        what counting needs. Many chunks are merged together when numpy is there."""
+        if len(chunks) < _batch.BATCH_MIN_CHUNKS or _batch.numpy_or_none() is None:
+            return [len(self._encode_new_chunk(chunk)) for chunk in chunks]
+        return self._merge_pieces([chunk.encode("utf-8") for chunk in chunks], lengths_only=True)
+
+    def _merge_pieces(self, pieces: list[bytes], *, lengths_only: bool = False) -> list[Any]:
+        """Each piece's ids (or their number) exactly as `_encode_new_chunk` gives them: whole
+        tokens and long pieces one by one, the rest through `_batch` in one go."""
+        whole = self.mergeable_ranks.get if self.chunk_lookup else {}.get
+        results: list[Any] = [None] * len(pieces)
+        batched: list[int] = []
+        for i, piece in enumerate(pieces):
+            rank = whole(piece)
+            if rank is not None:
+                results[i] = 1 if lengths_only else (rank,)
+            elif 1 < len(piece) <= HEAP_THRESHOLD:
+                batched.append(i)
+            else:
+                ids = self._piece_ids(piece)
+                results[i] = len(ids) if lengths_only else ids
+        to_merge = [pieces[i] for i in batched]
+        if self.batch_pays(len(to_merge), sum(map(len, to_merge))):
+            merge = _batch.merge_lengths if lengths_only else _batch.merge_ids
+            found = merge(to_merge, self.pair_table())
+        else:
+            found = [len(ids) if lengths_only else ids for ids in map(self._piece_ids, to_merge)]
+        for i, result in zip(batched, found, strict=True):
+            results[i] = result
+        return results
+
+    def batch_pays(self, pieces: int, size: int) -> bool:
+        """Whether merging `pieces` new chunks of `size` bytes together beats the Python loop:
+        numpy is there, they are many, and the pair table is built or worth building."""
+        if pieces < _batch.BATCH_MIN_CHUNKS or _batch.numpy_or_none() is None:
+            return False
+        return self._pairs is not None or size >= _batch.TABLE_BYTES_PER_RANK * len(self.mergeable_ranks)
+
+    def pair_table(self) -> _batch.PairTable:
+        """The batch merge's table of token pairs, built once (needs numpy)."""
+        if self._pairs is None:
+            self._pairs = _batch.PairTable(self.mergeable_ranks)
+        return self._pairs
+
+    def _piece_ids(self, piece: bytes) -> tuple[int, ...]:
+        """One chunk's ids from its bytes (what `_encode_new_chunk` gives for its text)."""
+        if self.chunk_lookup:
+            return encode_piece(piece, self.mergeable_ranks, self._max_token_length())
+        return tuple(bpe_merge(piece, self.mergeable_ranks))
 
     def _encode_new_chunk(self, chunk: str) -> tuple[int, ...]:
         return encode_piece(chunk.encode("utf-8"), self.mergeable_ranks, self._max_token_length())

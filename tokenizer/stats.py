@@ -17,9 +17,9 @@
 Counting does not build the id list: the text's chunks are counted (C speed), each
 distinct chunk is encoded once, and tokens = sum(count x ids in chunk). Encoding is
 chunk by chunk, so this equals len(tok.encode_ordinary(text)). Multilingual text is nearly
-all new chunks, each through the Python merge loop, so `workers` > 1 lets forked processes
-encode slices of the distinct chunks (the CLI uses every core); a `memo` (chunk -> tokens)
-lets the per-language rows reuse what the whole-file count encoded.
+all new chunks, which `Tokenizer.chunk_token_counts` merges together (numpy, `_batch`), and
+`workers` > 1 lets forked processes do slices of them (the CLI uses every core); a `memo`
+(chunk -> tokens) lets the per-language rows reuse what the whole-file count encoded.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def chunk_lengths(
     if workers > 1 and _can_fork():
         lengths.update(zip(new, _forked_lengths(tok, new, workers), strict=True))
     else:
-        lengths.update((chunk, len(tok._encode_chunks([chunk]))) for chunk in new)
+        lengths.update(zip(new, tok.chunk_token_counts(new), strict=True))
     return lengths
 
 
@@ -93,7 +93,7 @@ _FORK_JOB: tuple[Tokenizer, list[str], int] | None = None  # what forked childre
 
 def _slice_lengths(k: int) -> list[int]:
     tok, chunks, step = _FORK_JOB  # type: ignore[misc]
-    return [len(tok._encode_chunks([chunk])) for chunk in chunks[k::step]]
+    return tok.chunk_token_counts(chunks[k::step])
 
 
 def _forked_lengths(tok: Tokenizer, chunks: list[str], workers: int) -> list[int]:
@@ -103,6 +103,8 @@ def _forked_lengths(tok: Tokenizer, chunks: list[str], workers: int) -> list[int
     import multiprocessing
 
     _FORK_JOB = (tok, chunks, workers)
+    if tok.batch_pays(len(chunks), sum(map(len, chunks))):
+        tok.pair_table()  # built once here, shared by the children (copy-on-write)
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             parts = pool.map(_slice_lengths, range(workers))

@@ -1,0 +1,214 @@
+"""The numpy batch merge (`tokenizer._batch`) gives the scan's ids, and so tiktoken's.
+
+Three layers, each against a straightforward reference: the pair table against every split
+of every token computed in Python; the batch merge against `_bpe_scan` chunk by chunk (real
+text, random bytes, tokenizers trained here with duplicate merges); and `encode_ordinary` /
+stats on the batch path against tiktoken and against the pure-Python path. Thresholds are
+lowered by a fixture so that small test inputs take the batch path.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import corpus_text
+from tests.oracles import tiktoken_reference
+from tokenizer import Tokenizer, _batch, core, get_encoding
+from tokenizer._bpe import HEAP_THRESHOLD, _bpe_scan, bpe_merge
+from tokenizer.stats import chunk_lengths, count_tokens
+from tokenizer.train import train
+
+ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+TEXTS = ["udhr_sample.txt", "pg_multilingual.txt", "code_python.txt", "emoji_sequences.txt"]
+
+
+@pytest.fixture
+def batch_always(monkeypatch):
+    """Every encode of a few chunks takes the batch path, table built whatever the size."""
+    monkeypatch.setattr(_batch, "BATCH_MIN_CHUNKS", 1)
+    monkeypatch.setattr(_batch, "TABLE_BYTES_PER_RANK", 0)
+    monkeypatch.delenv(_batch.PURE_PYTHON_ENV, raising=False)
+
+
+def _fresh(name: str) -> Tokenizer:
+    """A new tokenizer with the reference encoding's ranks and pattern (an empty cache, no table)."""
+    ref = get_encoding(name)
+    return Tokenizer(ref.mergeable_ranks, ref.pattern, name=name)
+
+
+def _splits_reference(ranks: dict[bytes, int]) -> dict[tuple[int, int], int]:
+    pairs = {}
+    for token, rank in ranks.items():
+        for k in range(1, len(token)):
+            left, right = ranks.get(token[:k]), ranks.get(token[k:])
+            if left is not None and right is not None:
+                pairs[left, right] = rank
+    return pairs
+
+
+def _check_table(ranks: dict[bytes, int]) -> None:
+    table = _batch.PairTable(ranks)
+    pairs = _splits_reference(ranks)
+    left = np.array([a for a, _ in pairs], dtype=np.int64)
+    right = np.array([b for _, b in pairs], dtype=np.int64)
+    assert table.lookup(left, right).tolist() == list(pairs.values())
+    rng = np.random.default_rng(len(ranks))
+    ids = np.array(sorted(set(ranks.values())), dtype=np.int64)
+    left, right = rng.choice(ids, 50_000), rng.choice(ids, 50_000)
+    expected = [
+        pairs.get((a, b), _batch._NO_RANK) for a, b in zip(left.tolist(), right.tolist(), strict=True)
+    ]
+    assert table.lookup(left, right).tolist() == expected
+    byte_pairs = {bytes([k >> 8, k & 255]): table.byte_pairs[k] for k in range(65536)}
+    assert {t: r for t, r in byte_pairs.items() if r != _batch._NO_RANK} == {
+        t: r for t, r in ranks.items() if len(t) == 2
+    }
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_pair_table_holds_every_split_of_every_token(name):
+    _check_table(get_encoding(name).mergeable_ranks)
+
+
+def test_pair_table_with_zero_bytes_long_tokens_and_gaps():
+    """Tokens ending in NUL bytes (fixed-width strings must not drop them), tokens longer
+    than MATRIX_WIDTH (split in Python) and ids with gaps."""
+    ranks = {bytes([b]): b for b in range(256)}
+    extra = [b"\x00\x00", b"a\x00", b"\x00a", b"a\x00\x00", b"ab", b"abab", b"\x00" * 9, b"a" + b"\x00" * 8]
+    extra += [b"x" * n for n in range(2, 80)] + [b"ab" * n for n in range(3, 40)]
+    for k, token in enumerate(extra):
+        ranks.setdefault(token, 300 + 3 * k)
+    _check_table(ranks)
+
+
+def _merge_check(ranks: dict[bytes, int], pieces: list[bytes]) -> None:
+    table = _batch.PairTable(ranks)
+    expected = [_bpe_scan(piece, ranks) for piece in pieces]
+    assert _batch.merge_ids(pieces, table) == expected
+    assert _batch.merge_lengths(pieces, table) == list(map(len, expected))
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("text", TEXTS)
+def test_batch_merge_equals_the_scan_on_real_chunks(name, text):
+    tok = get_encoding(name)
+    chunks = sorted(set(tok.split(corpus_text(text, 300_000))))
+    pieces = [c.encode() for c in chunks if 1 < len(c.encode()) <= HEAP_THRESHOLD]
+    _merge_check(tok.mergeable_ranks, pieces)
+
+
+def test_batch_merge_in_several_batches(monkeypatch):
+    monkeypatch.setattr(_batch, "BATCH_BYTES", 1000)
+    tok = get_encoding("cl100k_base")
+    chunks = sorted(set(tok.split(corpus_text("udhr_sample.txt", 100_000))))
+    _merge_check(tok.mergeable_ranks, [c.encode() for c in chunks if 1 < len(c.encode()) <= HEAP_THRESHOLD])
+
+
+_TRAINED: dict[str, Tokenizer] = {}
+
+
+def _trained(tie_break: str) -> Tokenizer:
+    """A small tokenizer trained here: its merges make duplicate tokens and many ties."""
+    if tie_break not in _TRAINED:
+        text = corpus_text("udhr_sample.txt", 60_000) + corpus_text("code_python.txt", 30_000)
+        _TRAINED[tie_break] = train(text, 1200, tie_break=tie_break, min_frequency=1, workers=1)
+    return _TRAINED[tie_break]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.binary(min_size=2, max_size=HEAP_THRESHOLD), min_size=1, max_size=40),
+    st.sampled_from(["first", "lexical"]),
+)
+def test_batch_merge_equals_the_scan_on_random_bytes(pieces, tie_break):
+    _merge_check(_trained(tie_break).mergeable_ranks, pieces)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=40), min_size=1, max_size=60))
+def test_batch_merge_equals_the_scan_on_random_text(texts):
+    tok = get_encoding("o200k_base")
+    pieces = [p for p in (t.encode("utf-8", "surrogatepass") for t in texts) if 1 < len(p) <= HEAP_THRESHOLD]
+    if pieces:
+        _merge_check(tok.mergeable_ranks, pieces)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_encode_on_the_batch_path_equals_tiktoken(name, batch_always):
+    text = "".join(corpus_text(t, 150_000) for t in TEXTS)
+    tok = get_encoding(name)
+    tok._cache.clear()
+    ids = tok.encode_ordinary(text)
+    assert tok._pairs is not None  # the batch path ran
+    assert ids == tiktoken_reference(name).encode_ordinary(text)
+    assert tok.encode_ordinary(text) == ids  # second time: every chunk from the cache
+
+
+def test_encode_beyond_the_cache_goes_window_by_window(batch_always, monkeypatch):
+    monkeypatch.setattr(core, "CACHE_SIZE", 3000)
+    monkeypatch.setattr(core, "BATCH_WINDOW", 1500)
+    text = corpus_text("udhr_sample.txt", 400_000)
+    tok = _fresh("cl100k_base")
+    ids = tok.encode_ordinary(text)
+    assert ids == tiktoken_reference("cl100k_base").encode_ordinary(text)
+    assert len(tok._cache) <= 3000
+
+
+def test_pure_python_switch_gives_the_same_ids(batch_always, monkeypatch):
+    text = corpus_text("pg_multilingual.txt", 200_000)
+    fast = _fresh("o200k_base").encode_ordinary(text)
+    monkeypatch.setenv(_batch.PURE_PYTHON_ENV, "1")
+    assert _batch.numpy_or_none() is None
+    slow_tok = _fresh("o200k_base")
+    assert slow_tok.encode_ordinary(text) == fast
+    assert slow_tok._pairs is None
+
+
+def test_chunks_that_are_tokens_but_unreachable_without_chunk_lookup(batch_always):
+    """chunk_lookup=False (HF ignore_merges false): the merges alone decide, on both paths."""
+    ranks = get_encoding("o200k_base").mergeable_ranks
+    tokens = [t.decode() for t in ranks if len(t) > 3 and t.isascii()][:3000]
+    text = " ".join(tokens) + corpus_text("udhr_sample.txt", 50_000)
+    batch = Tokenizer(ranks, "o200k", chunk_lookup=False)
+    chunks = batch.split(text)
+    expected = [i for c in chunks for i in bpe_merge(c.encode(), ranks)]
+    assert batch.encode_ordinary(text) == expected
+    assert batch._pairs is not None
+
+
+def test_lone_surrogates_on_the_batch_path(batch_always):
+    text = "abc \ud800 déf " * 50 + corpus_text("udhr_sample.txt", 20_000)
+    tok = _fresh("cl100k_base")
+    assert tok.encode_ordinary(text) == tiktoken_reference("cl100k_base").encode_ordinary(text)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_stats_counts_on_the_batch_path_equal_tiktoken(batch_always, workers, monkeypatch):
+    import tokenizer.stats as stats
+
+    monkeypatch.setattr(stats, "PARALLEL_MIN_CHUNKS", 100)
+    text = corpus_text("udhr_sample.txt") + corpus_text("emoji_sequences.txt")
+    tok = _fresh("o200k_base")
+    assert count_tokens(tok, text, workers=workers) == len(
+        tiktoken_reference("o200k_base").encode_ordinary(text)
+    )
+    chunks = sorted(set(tok.split(text)))
+    random.Random(1).shuffle(chunks)
+    lengths = chunk_lengths(tok, chunks[:5000], workers=workers)
+    assert all(lengths[c] == len(tok._piece_ids(c.encode())) for c in chunks[:5000])
+
+
+def test_batch_only_where_it_pays(monkeypatch):
+    """Few new chunks, or too few bytes to pay for the table: the Python loop, no table."""
+    monkeypatch.delenv(_batch.PURE_PYTHON_ENV, raising=False)
+    tok = _fresh("o200k_base")
+    assert not tok.batch_pays(_batch.BATCH_MIN_CHUNKS - 1, 10**9)
+    assert not tok.batch_pays(10**6, _batch.TABLE_BYTES_PER_RANK * len(tok.mergeable_ranks) - 1)
+    assert tok.batch_pays(10**6, _batch.TABLE_BYTES_PER_RANK * len(tok.mergeable_ranks))
+    tok.encode_ordinary(corpus_text("pg_en_medium.txt", 20_000))
+    assert tok._pairs is None

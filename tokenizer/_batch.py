@@ -1,0 +1,349 @@
+"""Many chunks merged at once with numpy: the scan of `_bpe._bpe_scan`, one step per chunk per round.
+
+Multilingual text is nearly all new chunks, and the pure-Python merge loop costs about two
+microseconds a merge. Here every chunk's parts sit in one flat array and each round makes,
+for every chunk at once, the very step the scan makes next: the leftmost pair of lowest rank.
+The scan's state after k steps depends only on the chunk itself, so doing step k of all
+chunks together changes nothing; a chunk leaves when none of its pairs is a token.
+
+Why each piece equals the scan:
+* Parts are ids (ranks). The rank of the pair (a, b) is the rank of the bytes a + b, which
+  `PairTable` holds for every split of every token into two tokens: exactly the pairs whose
+  concatenation is a token, so "no entry" is the scan's "not a token".
+* The leftmost lowest pair of each chunk is one `minimum.reduceat` over keys
+  `rank << SHIFT | position`: the lowest rank first, then the lowest position.
+* After merging the pair at i, only the pairs at i - 1 and i change (as in the scan).
+
+Used only on CPython with numpy for batches of at least BATCH_MIN_CHUNKS chunks of at most
+`_bpe.HEAP_THRESHOLD` bytes; the browser and small inputs use the pure-Python loop.
+tests/test_batch.py checks it against the scan and against tiktoken.
+"""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_left
+from itertools import accumulate, islice
+from typing import Any
+
+BATCH_MIN_CHUNKS = 2_000  # new chunks below which numpy's per-call cost outweighs the batch
+TABLE_BYTES_PER_RANK = 3  # new chunk bytes per vocabulary entry from which building the table pays
+BATCH_BYTES = 1 << 23  # bytes of chunks merged in one batch (~8 MB: a few arrays of 8 bytes each)
+SHORT_KEY = 7  # bytes; tokens up to this long are looked up as integers, longer ones as fixed-width strings
+MATRIX_WIDTH = 32  # bytes; tokens up to this long are split with numpy, longer ones (few) in Python
+_NO_RANK = 1 << 31  # "this pair is not a token": above every rank (ranks are below 2**31)
+_GOLDEN = 0x9E3779B97F4A7C15  # 2**64 / golden ratio, odd: spreads consecutive keys over the table
+PURE_PYTHON_ENV = "BPE_PURE_PYTHON"  # set to 1 to skip numpy (what the browser runs)
+
+_numpy: Any = None
+
+
+def numpy_or_none() -> Any:
+    """numpy if it can be imported (and BPE_PURE_PYTHON is not set), else None."""
+    global _numpy
+    if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
+        return None
+    if _numpy is None:
+        try:
+            import numpy
+        except ImportError:  # Pyodide's worker ships without numpy
+            _numpy = False
+        else:
+            _numpy = numpy
+    return _numpy or None
+
+
+class PairTable:
+    """rank(bytes(a) + bytes(b)) for every pair of token ids (a, b) whose concatenation is a token.
+
+    Built from the ranks alone: each token of length L has L - 1 splits, and a split is a
+    pair when both halves are tokens. Halves are found with numpy (`_Rows`); the few tokens
+    longer than MATRIX_WIDTH are split in Python. Keys `a * width + b` live in an `_IntMap`.
+    """
+
+    def __init__(self, ranks: dict[bytes, int]) -> None:
+        np = numpy_or_none()
+        self.np = np
+        self.width = max(ranks.values()) + 1
+        if self.width >= _NO_RANK:
+            raise ValueError("ranks must be below 2**31 for the batch merge")
+        self.byte_rank = np.array([ranks[bytes([b])] for b in range(256)], dtype=np.int64)
+        vocabulary = _Rows(np, ranks)
+        self.byte_pairs = vocabulary.byte_pairs()  # byte pair -> rank: the first round's lookups
+        keys, values = vocabulary.splits(self.width)
+        long_keys, long_values = _long_splits(np, ranks, self.width)
+        self.pairs = _IntMap(np, np.concatenate([keys, long_keys]), np.concatenate([values, long_values]))
+
+    def lookup(self, left: Any, right: Any) -> Any:
+        """Ranks of the pairs (left[k], right[k]); _NO_RANK where the pair is not a token."""
+        return self.pairs.get(left * self.width + right, _NO_RANK)
+
+
+class _IntMap:
+    """A read-only map of distinct non-negative int64 keys, queried for whole arrays at once.
+
+    Open addressing with linear probing, at most half full: one probe answers most queries,
+    where a binary search over sorted keys would miss the cache a dozen times.
+    """
+
+    def __init__(self, np: Any, keys: Any, values: Any) -> None:
+        self.np = np
+        self.bits = max(len(keys) * 2, 2).bit_length()
+        self.mask = (1 << self.bits) - 1
+        self.slot_keys = np.full(1 << self.bits, -1, dtype=np.int64)  # -1: empty (keys are >= 0)
+        self.slot_values = np.zeros(1 << self.bits, dtype=np.int64)
+        self._insert(keys, values)
+
+    def _slots(self, keys: Any) -> Any:
+        """Multiplicative (Fibonacci) hashing: the top `bits` bits of key * 2**64 / phi."""
+        np = self.np
+        return ((keys.astype(np.uint64) * np.uint64(_GOLDEN)) >> np.uint64(64 - self.bits)).astype(np.int64)
+
+    def _insert(self, keys: Any, values: Any) -> None:
+        """All keys at once: each round, one key takes each free slot it reaches and the
+        rest move one slot on. Keys are distinct, so every key lands exactly once."""
+        np = self.np
+        slots = self._slots(keys)
+        while len(keys):
+            free = self.slot_keys[slots] == -1
+            _, first = np.unique(slots[free], return_index=True)
+            placed = np.flatnonzero(free)[first]
+            self.slot_keys[slots[placed]] = keys[placed]
+            self.slot_values[slots[placed]] = values[placed]
+            rest = np.ones(len(keys), dtype=bool)
+            rest[placed] = False
+            keys, values, slots = keys[rest], values[rest], (slots[rest] + 1) & self.mask
+
+    def get(self, query: Any, missing: int) -> Any:
+        """The value of each query key, `missing` where the key is not in the map."""
+        np = self.np
+        found = np.full(len(query), missing, dtype=np.int64)
+        pending = np.arange(len(query))
+        slots = self._slots(query)
+        while len(pending):
+            held = self.slot_keys[slots]
+            hit = held == query
+            found[pending[hit]] = self.slot_values[slots[hit]]
+            on = ~hit & (held != -1)  # another key sits here: probe the next slot
+            pending, query, slots = pending[on], query[on], (slots[on] + 1) & self.mask
+        return found
+
+
+class _Rows:
+    """The tokens of at most MATRIX_WIDTH bytes as rows of a byte matrix, longest first.
+
+    `left` pads each token with zeros on the right, `right` on the left, so the first
+    (last) p bytes of every token longer than p are one slice. Tokens of one length are
+    consecutive rows, looked up as integers (up to SHORT_KEY bytes) or as fixed-width
+    byte strings: a string of exactly p bytes compares like bytes (a trailing zero byte
+    could only be confused with a shorter string, and none is in the same group).
+    """
+
+    def __init__(self, np: Any, ranks: dict[bytes, int]) -> None:
+        self.np = np
+        tokens = [t for t in ranks if len(t) <= MATRIX_WIDTH]
+        lengths = np.array(list(map(len, tokens)), dtype=np.int64)
+        ids = np.array(list(map(ranks.__getitem__, tokens)), dtype=np.int64)
+        flat = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+        # Byte k of token t goes to t * MATRIX_WIDTH + k (left) or one padding further on (right).
+        row_shift = np.arange(len(tokens)) * MATRIX_WIDTH - (np.cumsum(lengths) - lengths)
+        at = np.arange(len(flat)) + np.repeat(row_shift, lengths)
+        left = np.zeros(len(tokens) * MATRIX_WIDTH, dtype=np.uint8)
+        left[at] = flat
+        right = np.zeros(len(tokens) * MATRIX_WIDTH, dtype=np.uint8)
+        right[at + np.repeat(MATRIX_WIDTH - lengths, lengths)] = flat
+        order = np.argsort(-lengths, kind="stable")  # longest first
+        self.lengths, self.ids = lengths[order], ids[order]
+        self.left = left.reshape(-1, MATRIX_WIDTH)[order]
+        self.right = right.reshape(-1, MATRIX_WIDTH)[order]
+        lengths = self.lengths
+        # Rows longer than p are rows[:longer[p]]; rows of length p are rows[longer[p]:longer[p - 1]].
+        self.longer = np.searchsorted(-lengths, -np.arange(MATRIX_WIDTH + 1), side="left")
+
+    def byte_pairs(self) -> Any:
+        np = self.np
+        two = slice(self.longer[2], self.longer[1])
+        pairs = np.full(65536, _NO_RANK, dtype=np.int64)
+        pairs[self.left[two, 0].astype(np.int64) << 8 | self.left[two, 1]] = self.ids[two]
+        return pairs
+
+    def splits(self, width: int) -> tuple[Any, Any]:
+        """Keys a * width + b and ranks of every split of a token into two tokens a, b."""
+        np = self.np
+        prefix_ids, suffix_ids = self._halves()
+        # suffix_ids[s - 1][row]: id of the row's last s bytes; gathered for s = length - p.
+        suffix_flat = np.concatenate(suffix_ids)
+        suffix_start = np.concatenate(([0], np.cumsum([len(s) for s in suffix_ids])))
+        keys, values = [], []
+        for p, a in enumerate(prefix_ids, start=1):
+            rows = np.flatnonzero(a >= 0)
+            b = suffix_flat[suffix_start[self.lengths[rows] - p - 1] + rows]
+            hit = b >= 0
+            keys.append(a[rows[hit]] * width + b[hit])
+            values.append(self.ids[rows[hit]])
+        return np.concatenate(keys), np.concatenate(values)
+
+    def _halves(self) -> tuple[list[Any], list[Any]]:
+        """For p = 1 .. MATRIX_WIDTH - 1: the ids of the first and of the last p bytes of
+        every row longer than p (-1 where those bytes are not a token)."""
+        np = self.np
+        prefix_ids, suffix_ids = [], []
+        prefix = np.zeros(len(self.ids), dtype=np.int64)
+        suffix = np.zeros(len(self.ids), dtype=np.int64)
+        short = self._short_tokens()
+        for p in range(1, MATRIX_WIDTH):
+            longer, same = self.longer[p], slice(self.longer[p], self.longer[p - 1])
+            if p <= SHORT_KEY:
+                prefix = prefix << 8 | self.left[:, p - 1]
+                suffix = suffix | self.right[:, MATRIX_WIDTH - p].astype(np.int64) << (8 * (p - 1))
+                prefix_ids.append(short.get(prefix[:longer] << 3 | p, -1))
+                suffix_ids.append(short.get(suffix[:longer] << 3 | p, -1))
+            else:
+                table = _sorted(np, _strings(np, self.left[same, :p]), self.ids[same])
+                prefix_ids.append(_find(np, table, _strings(np, self.left[:longer, :p])))
+                suffix_ids.append(_find(np, table, _strings(np, self.right[:longer, MATRIX_WIDTH - p :])))
+        return prefix_ids, suffix_ids
+
+    def _short_tokens(self) -> _IntMap:
+        """Tokens up to SHORT_KEY bytes keyed by value << 3 | length (distinct, below 2**59)."""
+        np = self.np
+        short = slice(self.longer[SHORT_KEY], len(self.ids))
+        value = np.zeros(len(self.ids) - self.longer[SHORT_KEY], dtype=np.int64)
+        for p in range(SHORT_KEY):
+            value = value << 8 | self.right[short, MATRIX_WIDTH - SHORT_KEY + p]
+        return _IntMap(np, value << 3 | self.lengths[short], self.ids[short])
+
+
+def _strings(np: Any, rows: Any) -> Any:
+    """Rows of p bytes as fixed-width byte strings of p bytes."""
+    return np.ascontiguousarray(rows).view(f"S{rows.shape[1]}").ravel()
+
+
+def _sorted(np: Any, keys: Any, ids: Any) -> tuple[Any, Any]:
+    order = np.argsort(keys)
+    return keys[order], ids[order]
+
+
+def _find(np: Any, table: tuple[Any, Any], query: Any) -> Any:
+    """The id of each query in a sorted (keys, ids) table, -1 where it is not there."""
+    keys, ids = table
+    if not len(keys):
+        return np.full(len(query), -1, dtype=np.int64)
+    at = np.searchsorted(keys, query)
+    at[at == len(keys)] = 0
+    return np.where(keys[at] == query, ids[at], -1)
+
+
+def _long_splits(np: Any, ranks: dict[bytes, int], width: int) -> tuple[Any, Any]:
+    """The splits of the (few) tokens longer than MATRIX_WIDTH, in Python."""
+    get = ranks.get
+    keys, values = [], []
+    for token, rank in ranks.items():
+        if len(token) > MATRIX_WIDTH:
+            for k in range(1, len(token)):
+                a, b = get(token[:k]), get(token[k:])
+                if a is not None and b is not None:
+                    keys.append(a * width + b)
+                    values.append(rank)
+    return np.array(keys, dtype=np.int64), np.array(values, dtype=np.int64)
+
+
+def merge_lengths(pieces: list[bytes], table: PairTable) -> list[int]:
+    """Number of tokens the scan leaves in each piece (each at most HEAP_THRESHOLD bytes)."""
+    lengths, _ = _merge(pieces, table, want_ids=False)
+    return lengths
+
+
+def merge_ids(pieces: list[bytes], table: PairTable) -> list[tuple[int, ...]]:
+    """The scan's ids for each piece (each at most HEAP_THRESHOLD bytes)."""
+    lengths, ids = _merge(pieces, table, want_ids=True)
+    flat = iter(ids)
+    return [tuple(islice(flat, n)) for n in lengths]
+
+
+def _merge(pieces: list[bytes], table: PairTable, *, want_ids: bool) -> tuple[list[int], list[int]]:
+    if not pieces:
+        return [], []
+    lengths: list[int] = []
+    ids: list[int] = []
+    start = 0
+    for stop in _batch_bounds(pieces):
+        batch_lengths, batch_ids = _merge_batch(pieces[start:stop], table, want_ids=want_ids)
+        lengths += batch_lengths
+        ids += batch_ids
+        start = stop
+    return lengths, ids
+
+
+def _batch_bounds(pieces: list[bytes]) -> list[int]:
+    """Ends of consecutive batches of about BATCH_BYTES bytes each (the last one shorter)."""
+    total = list(accumulate(map(len, pieces)))
+    bounds = [bisect_left(total, BATCH_BYTES * k) + 1 for k in range(1, total[-1] // BATCH_BYTES + 1)]
+    return [*bounds, len(pieces)] if not bounds or bounds[-1] < len(pieces) else bounds
+
+
+def _merge_batch(pieces: list[bytes], table: PairTable, *, want_ids: bool) -> tuple[list[int], list[int]]:
+    """One round per scan step: every unfinished chunk merges its leftmost lowest pair."""
+    np = table.np
+    if not pieces:
+        return [], []
+    count = len(pieces)
+    seg_len = np.fromiter(map(len, pieces), dtype=np.int64, count=count)
+    raw = np.frombuffer(b"".join(pieces), dtype=np.uint8).astype(np.int64)
+    parts = table.byte_rank[raw]
+    rank = np.empty(len(parts), dtype=np.int64)
+    rank[:-1] = table.byte_pairs[raw[:-1] << 8 | raw[1:]]
+    seg_start = np.cumsum(seg_len) - seg_len
+    rank[seg_start + seg_len - 1] = _NO_RANK  # no pair across chunks
+    seg_id = np.arange(count)
+    shift = max(len(parts).bit_length(), 1)
+    position = np.arange(len(parts), dtype=np.int64)
+    out_len = np.zeros(count, dtype=np.int64)
+    done_ids, done_segs = [], []
+    while len(seg_len):
+        best = np.minimum.reduceat(rank << shift | position[: len(rank)], seg_start)
+        low = best >> shift
+        first = best & ((1 << shift) - 1)
+        finished = low == _NO_RANK
+        if finished.any():
+            out_len[seg_id[finished]] = seg_len[finished]
+            keep = np.repeat(~finished, seg_len)
+            if want_ids:
+                done_ids.append(parts[~keep])
+                done_segs.append(seg_id[finished])
+            parts, rank = parts[keep], rank[keep]
+            live = ~finished
+            removed_before = np.cumsum(np.where(finished, seg_len, 0))[live]
+            seg_len, seg_id, low = seg_len[live], seg_id[live], low[live]
+            first = first[live] - removed_before
+            seg_start = np.cumsum(seg_len) - seg_len
+            if not len(seg_len):
+                break
+        parts[first] = low
+        last = seg_start + seg_len - 1
+        inner = first + 2 <= last
+        right = first[inner]
+        rank[first] = _NO_RANK
+        rank[right] = table.lookup(parts[right], parts[right + 2])
+        left = first[first > seg_start]
+        rank[left - 1] = table.lookup(parts[left - 1], parts[left])
+        keep = np.ones(len(parts), dtype=bool)
+        keep[first + 1] = False
+        parts, rank = parts[keep], rank[keep]
+        seg_len = seg_len - 1
+        seg_start = seg_start - np.arange(len(seg_start))
+    if not want_ids:
+        return out_len.tolist(), []
+    return out_len.tolist(), _ids_in_order(np, done_ids, done_segs, out_len)
+
+
+def _ids_in_order(np: Any, done_ids: list[Any], done_segs: list[Any], out_len: Any) -> list[int]:
+    """The finished parts, which left the rounds in finishing order, put back in piece order."""
+    ids = np.concatenate(done_ids)
+    segs = np.concatenate(done_segs)
+    seg_lengths = out_len[segs]
+    where = np.cumsum(out_len) - out_len  # each piece's first id in the output
+    dest = np.repeat(where[segs] - (np.cumsum(seg_lengths) - seg_lengths), seg_lengths) + np.arange(len(ids))
+    out = np.empty(len(ids), dtype=np.int64)
+    out[dest] = ids
+    return out.tolist()
