@@ -155,7 +155,7 @@ def big_text(n_chars: int) -> str:
 def panels_done(page, length: int, timeout: float = 120_000) -> None:
     page.wait_for_function(
         """(len) => window.__bpe.state.panels.every(
-             (p) => p.result && p.result.text.length === len && p.tokensEl.dataset.rendered)""",
+             (p) => p.result && p.result.length === len && p.tokensEl.dataset.rendered)""",
         arg=length,
         timeout=timeout,
         polling=50,

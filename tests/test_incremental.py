@@ -34,6 +34,7 @@ def small_steps(monkeypatch):
     monkeypatch.setattr(incremental, "FIRST_SLICE", 3)
     monkeypatch.setattr(incremental, "COMPARE_BLOCK", 4)
     monkeypatch.setattr(incremental, "BLOCK", 3)
+    monkeypatch.setattr(incremental, "PIECE", 4)
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +101,26 @@ def test_told_edits_equal_full_encode(tokenizers, name, start, edits, widen):
         shown[patch.start : patch.start + patch.removed] = list(patch.ids)
         assert enc.text == text
         assert list(enc.ids) == full(tok, text) and shown == list(enc.ids), (text, patch)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    start=st.text(max_size=40),
+    edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 30), st.text(max_size=30)), max_size=10),
+    cuts=st.lists(st.tuples(st.integers(-45, 45), st.integers(-45, 45)), min_size=10, max_size=10),
+)
+def test_kept_text_slices_and_edits_as_a_str(start, edits, cuts):
+    # _Text (the pieces a kept text is held in) behaves as a str under edits and slices,
+    # pieces of 4 characters here, so that edits span, empty and overfill them.
+    kept, text = incremental._Text(start), start
+    for (where, cut, insert), (a, b) in zip(edits, cuts, strict=False):
+        i = int(where * len(text))
+        j = min(len(text), i + cut)
+        kept.replace(i, j - i, insert)
+        text = text[:i] + insert + text[j:]
+        assert len(kept) == len(text) and kept[a:b] == text[a:b] and kept[a:] == text[a:]
+        assert all(0 < len(p) <= 2 * incremental.PIECE for p in kept._pieces)
+        assert str(kept) == text and kept[a:b] == text[a:b]  # from the joined text too
 
 
 def test_an_edit_outside_the_text_is_refused(tokenizers):

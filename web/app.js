@@ -61,7 +61,7 @@ $("#opt-ids").addEventListener("change", (e) => {
 $("#opt-split").addEventListener("change", (e) => {
   state.options.split = e.target.checked;
   for (const p of state.panels) {
-    if (state.options.split) renderSplit(p, getText());
+    if (state.options.split) renderSplit(p);
     else p.chunksEl.hidden = true;
   }
 });

@@ -56,16 +56,6 @@ export function colorClass(id) {
   return "c" + (Math.imul(id + 1, 2654435761) >>> 28);
 }
 
-// Code points, not UTF-16 units (an emoji is one character, not two).
-export function countCodePoints(s) {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) n--;
-  }
-  return n;
-}
-
 // Labels for the names the library defines (manifest.json "names"); a name without one is shown
 // as itself, so a pattern or rule the library adds later still appears, just unlabelled.
 const LABELS = {

@@ -20,7 +20,7 @@ import { render, shown } from "./render.js";
 import { freezeWindow, patchResult, wholeResult } from "./result.js";
 import { writeShareLink, writeShareLinkSoon } from "./share.js";
 import { $, metrics, panelByName, state } from "./state.js";
-import { editSince, getText, onTextChange, textVersion } from "./textbox.js";
+import { editSince, getText, onTextChange, textLength, textVersion } from "./textbox.js";
 import { nextRequestId, rpc, WorkerTimeout } from "./worker-client.js";
 
 const panelsEl = $("#panels");
@@ -89,7 +89,7 @@ export function addPanel(name, { info = null } = {}) {
     stateEl,
     errorEl,
     version: 0, // bumped when the tokenizer behind the panel is replaced
-    failed: null, // {text, version} of an encode that failed: not retried until either changes
+    failed: null, // {tv, version} of an encode that failed (text version, tokenizer version): not retried until either changes
     result: null,
     spans: [],
     starts: null,
@@ -168,9 +168,10 @@ export function schedule(panel) {
 async function pump(panel) {
   if (panel.inflight || !panel.dirty || !state.ready || panel.removed) return;
   panel.dirty = false;
-  const text = getText();
-  const tv = textVersion();
-  if (panel.failed && panel.failed.text === text && panel.failed.version === panel.version) return;
+  // The text's version, not the text: joining a long text's pieces costs a copy of all of it
+  // (textbox.js), which only a whole send needs.
+  let tv = textVersion();
+  if (panel.failed && panel.failed.tv === tv && panel.failed.version === panel.version) return;
   panel.inflight = true;
   const version = panel.version;
   const seq = inputSeq;
@@ -181,7 +182,9 @@ async function pump(panel) {
     // message of a too-slow encode names its pattern.
     if (!panel.info) panel.info = (await rpc("prepare", { name: panel.name })).info;
     const base = panel.encSerial;
-    const [id, patch] = await encode(panel, text, tv, base);
+    const sent = await encode(panel, base);
+    const { id, patch, length } = sent;
+    tv = sent.tv;
     const res = applyPatch(panel, patch, base);
     panel.encSerial = patch.serial; // the panel's arrays are this result now (patched in place)
     panel.textVersion = tv;
@@ -191,18 +194,18 @@ async function pump(panel) {
       panel.failed = null;
       if (!panel.dirty) setPanelState(panel, "ok");
       const r0 = performance.now();
-      render(panel, res, text);
+      render(panel, res, length);
       panel.lastRenderMs = performance.now() - r0;
-      noteDropped(panel, text, res);
-      if (state.options.split) renderSplit(panel, text);
-      if (seq === inputSeq && t) noteLatency(panel, t, text, res.ms);
+      if (tv === textVersion()) noteDropped(panel, res);
+      if (state.options.split) renderSplit(panel);
+      if (seq === inputSeq && t) noteLatency(panel, t, length, res.ms);
       if (metrics.firstTokens === null) metrics.firstTokens = performance.now() - metrics.t0;
     }
   } catch (e) {
     if (!panel.removed) {
       panel.encSerial = 0; // the worker's kept encoding is gone or suspect: the next is whole
-      panel.failed = { text, version };
-      showEncodeError(panel, e instanceof WorkerTimeout ? tooSlowMessage(panel, text, e) : e.message);
+      panel.failed = { tv, version };
+      showEncodeError(panel, e instanceof WorkerTimeout ? tooSlowMessage(panel, e) : e.message);
     }
   } finally {
     panel.inflight = false;
@@ -212,21 +215,25 @@ async function pump(panel) {
 
 // Only the edit since the text behind the panel's result goes to the worker (textbox.js), unless
 // there is no such result, the edit is unknown or the worker no longer holds that text ("stale":
-// restarted, or a reply lost): then the whole text. [the rpc id, the reply].
-async function encode(panel, text, tv, base) {
+// restarted, or a reply lost): then the whole text. {id: the rpc id, patch: the reply, tv and
+// length: the version and length of the text it encodes, taken when the request was made}.
+async function encode(panel, base) {
   const edit = base && panel.textVersion >= 0 ? editSince(panel.textVersion) : null;
   if (edit) {
     const id = nextRequestId(); // the id rpc() is about to use: replies are ordered by it
-    const payload = { name: panel.name, key: panel.name, base, ...edit, size: text.length };
+    const [tv, length] = [textVersion(), textLength()];
+    const payload = { name: panel.name, key: panel.name, base, ...edit, size: length };
     const patch = await rpc("encode_change", payload);
     if (!patch.stale) {
       metrics.sent.edits++;
-      return [id, patch];
+      return { id, patch, tv, length };
     }
   }
   metrics.sent.texts++;
   const id = nextRequestId();
-  return [id, await rpc("encode_edit", { name: panel.name, key: panel.name, text, base })];
+  const [tv, text] = [textVersion(), getText()];
+  const patch = await rpc("encode_edit", { name: panel.name, key: panel.name, text, base });
+  return { id, patch, tv, length: text.length };
 }
 
 // The worker answers with a patch of the result the panel shows (ids[start, start + removed)
@@ -246,13 +253,13 @@ function applyPatch(panel, patch, base) {
 // so only a custom one (its name is its regex) is checked; both sides count UTF-8 bytes, a lone
 // surrogate as U+FFFD on both.
 const utf8 = new TextEncoder();
-function noteDropped(panel, text, res) {
+function noteDropped(panel, res) {
   const info = panel.info || {};
   if (info.pattern !== info.pattern_regex) {
     delete panel.el.dataset.dropped;
     return;
   }
-  const total = utf8.encode(text).length;
+  const total = utf8.encode(getText()).length;
   const dropped = total - res.bytes.length;
   panel.el.dataset.dropped = String(dropped);
   if (dropped > 0) {
@@ -262,10 +269,10 @@ function noteDropped(panel, text, res) {
   }
 }
 
-function tooSlowMessage(panel, text, e) {
+function tooSlowMessage(panel, e) {
   const info = panel.info || {};
   const pattern = info.pattern_regex || info.pattern || "?";
-  const chars = countChars(text);
+  const chars = countChars(getText());
   return (
     `${panel.name} is too slow on this text: encoding ${chars.toLocaleString("en")} characters with ` +
     `its split pattern ${pattern} did not finish within ${(e.ms / 1000).toFixed(1)} s (a pattern ` +
@@ -311,14 +318,14 @@ function setPanelState(panel, value, message = "") {
   }
 }
 
-function noteLatency(panel, t, text, pyMs) {
+function noteLatency(panel, t, length, pyMs) {
   // Input event -> DOM updated -> next frame painted.
   requestAnimationFrame(() =>
     setTimeout(() => {
       metrics.renders.push({
         panel: panel.name,
         ms: performance.now() - t,
-        len: text.length,
+        len: length,
         py_ms: pyMs,
         render_ms: panel.lastRenderMs,
       });
@@ -335,17 +342,18 @@ onTextChange((timeStamp) => {
 
 // ----- split view (regex pre-tokenization chunks) -------------------------------------------
 
-export async function renderSplit(panel, text) {
-  if (panel.failed && panel.failed.text === text) return; // its pattern is too slow on this text
+export async function renderSplit(panel) {
+  const tv = textVersion();
+  if (panel.failed && panel.failed.tv === tv) return; // its pattern is too slow on this text
   let res;
   try {
-    res = await rpc("split", { name: panel.name, text });
+    res = await rpc("split", { name: panel.name, text: getText() });
   } catch (e) {
     panel.chunksEl.textContent = e.message;
     panel.chunksEl.hidden = false;
     return;
   }
-  if (panel.removed || getText() !== text) return;
+  if (panel.removed || textVersion() !== tv) return;
   const frag = document.createDocumentFragment();
   let off = 0;
   for (let i = 0; i < res.lens.length && i < SPLIT_MAX_CHUNKS; i++) {

@@ -10,7 +10,7 @@
 
 import { el } from "./dom.js";
 import { updateDiff } from "./diff.js";
-import { colorClass, countCodePoints, hex, tryDecode, visible } from "./format.js";
+import { colorClass, hex, tryDecode, visible } from "./format.js";
 import { tokenStarts } from "./result.js";
 import { state } from "./state.js";
 
@@ -31,7 +31,7 @@ export function displayText(span) {
 }
 
 export function rerenderAll() {
-  for (const p of state.panels) if (p.result) render(p, p.result.all, p.result.text, { full: true });
+  for (const p of state.panels) if (p.result) render(p, p.result.all, p.result.length, { full: true });
 }
 
 // A large result is shown through a window of at most VIEW_TOKENS tokens, so the DOM stays
@@ -69,7 +69,7 @@ function showPager(panel, w0, w1, total) {
     const move = (by) => {
       const r = panel.result;
       panel.viewStart = r.offset + by;
-      render(panel, r.all, r.text, { full: true });
+      render(panel, r.all, r.length, { full: true });
     };
     panel.pagerEl = el(
       "div",
@@ -90,10 +90,11 @@ function showPager(panel, w0, w1, total) {
 // `content-visibility: auto`, so the browser lays out and paints only the lines on screen. A new
 // result re-renders only the blocks between the common prefix and the common suffix of the old
 // and new ids: a keystroke in 100 KB of text touches one or two lines, not 25,000 spans.
+// panel.result.length is the length (UTF-16 units) of the text the result is for.
 // Large results: panel.result holds the window's tokens (ids, lens and starts are views; starts
 // are byte offsets into the whole text's `bytes`), `all` the whole result, `offset` the window's
 // first token.
-export function render(panel, res, text, { full = false } = {}) {
+export function render(panel, res, length, { full = false } = {}) {
   const total = res.ids.length;
   const allStarts = res.starts || tokenStarts(res.lens); // result.js keeps them
   const [w0, w1] = viewRange(panel, total, res.patch, full);
@@ -106,11 +107,11 @@ export function render(panel, res, text, { full = false } = {}) {
   const old = panel.result;
   const oldBlocks = panel.blocks || [];
   const oldSpans = panel.spans || [];
-  panel.result = { ids, lens, bytes, starts, text, complete: false, all: res, allStarts, offset: w0 };
+  panel.result = { ids, lens, bytes, starts, length, complete: false, all: res, allStarts, offset: w0 };
   panel.starts = starts;
   const gen = ++panel.renderGen;
   panel.countEl.textContent = String(total);
-  const chars = res.chars ?? countCodePoints(text); // the worker counts them (bridge.encode_edit)
+  const chars = res.chars; // code points: the worker counts them (bridge.encode_edit)
   panel.statsEl.textContent = total
     ? `· ${(chars / total).toFixed(2)} chars/token · ${(bytes.length / total).toFixed(2)} bytes/token`
     : "";

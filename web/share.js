@@ -2,7 +2,7 @@
 // The fragment never reaches a server, so a shared text stays between the two people.
 
 import { state } from "./state.js";
-import { getText } from "./textbox.js";
+import { getText, textLength } from "./textbox.js";
 
 // Kept current while typing, except for long text: encoding 100 KB into the URL on every pause
 // would be a long main-thread task; the share button still writes it.
@@ -34,5 +34,5 @@ export function writeShareLink() {
 let shareTimer = 0;
 export function writeShareLinkSoon() {
   clearTimeout(shareTimer);
-  if (getText().length <= LIVE_LINK_MAX) shareTimer = setTimeout(writeShareLink, LIVE_LINK_DELAY_MS);
+  if (textLength() <= LIVE_LINK_MAX) shareTimer = setTimeout(writeShareLink, LIVE_LINK_DELAY_MS);
 }

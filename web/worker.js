@@ -178,22 +178,85 @@ function call(fn, ...args) {
   return r;
 }
 
-// encode_change: the page sends an edit in UTF-16 offsets, Python counts code points. This
-// thread keeps each panel's text (as the JS string Python got, edits applied) to translate:
-// a code point offset is the UTF-16 offset minus the surrogate pairs before it. An edit range is
-// first widened so that it never cuts a pair in two (a cut between the halves would make the
-// two pieces convert to other code points than the whole text does); widening is harmless
-// (IncrementalEncoder.edit). `surrogates` is false while the text has none, so offsets are
-// used as they are (a deletion never sets it back: false only means "none").
-const texts = new Map(); // panel key -> {serial, text, surrogates}
-const SURROGATE = /[\uD800-\uDFFF]/;
+// encode_change: the page sends an edit in UTF-16 offsets, Python counts code points: a code
+// point offset is the UTF-16 offset minus the surrogate pairs before it. An edit range is first
+// widened so that it never cuts a pair in two (a cut between the halves would make the two
+// pieces convert to other code points than the whole text does); widening is harmless
+// (IncrementalEncoder.edit).
+//
+// Why this thread keeps no copy of the text: applying an edit to a JS string of megabytes and
+// slicing it again flattens it (V8 copies all of it), twice per panel per keystroke, 10-25 ms
+// at 5 MB. The translation only needs the text's surrogate code units, so that is what is kept
+// per panel: their offsets (sorted) and values, or nothing while the text has none (the common
+// case: offsets are then used as they are). An edit drops the marks in its range, shifts those
+// after it and adds the inserted text's.
+const texts = new Map(); // panel key -> {serial, length, marks: {pos: Int32Array, unit: Uint16Array} | null}
+const SURROGATES = /[\uD800-\uDFFF]/g;
 const isHigh = (c) => c >= 0xd800 && c <= 0xdbff;
 const isLow = (c) => c >= 0xdc00 && c <= 0xdfff;
 
-function pairsIn(text, a, b) {
+// The surrogate code units of `text` from offset `base` on: their offsets and values, or null.
+function surrogateMarks(text, base = 0) {
+  SURROGATES.lastIndex = 0;
+  if (!SURROGATES.test(text)) return null;
+  const pos = [];
+  const unit = [];
+  SURROGATES.lastIndex = 0;
+  for (let m; (m = SURROGATES.exec(text)); ) {
+    pos.push(base + m.index);
+    unit.push(text.charCodeAt(m.index));
+  }
+  return { pos: Int32Array.from(pos), unit: Uint16Array.from(unit) };
+}
+
+// The first mark at or after offset `at`.
+function lowerBound(pos, at) {
+  let lo = 0;
+  let hi = pos.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (pos[mid] < at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// The code unit at offset `at` if it is a surrogate, else 0.
+function unitAt(marks, at) {
+  const k = lowerBound(marks.pos, at);
+  return k < marks.pos.length && marks.pos[k] === at ? marks.unit[k] : 0;
+}
+
+// Surrogate pairs (a high unit followed by a low one) lying within [a, b).
+function pairsIn(marks, a, b) {
+  const { pos, unit } = marks;
   let n = 0;
-  for (let i = a; i < b - 1; i++) if (isHigh(text.charCodeAt(i)) && isLow(text.charCodeAt(i + 1))) n++, i++;
+  for (let k = lowerBound(pos, a); k + 1 < pos.length && pos[k + 1] < b; k++) {
+    if (pos[k + 1] === pos[k] + 1 && isHigh(unit[k]) && isLow(unit[k + 1])) n++, k++;
+  }
   return n;
+}
+
+// The marks after units [s, e) became `inserted`.
+function editMarks(marks, s, e, inserted) {
+  const added = surrogateMarks(inserted, s);
+  if (!marks) return added;
+  const a = lowerBound(marks.pos, s);
+  const b = lowerBound(marks.pos, e);
+  const nAdded = added ? added.pos.length : 0;
+  const n = a + nAdded + (marks.pos.length - b);
+  if (!n) return null;
+  const pos = new Int32Array(n);
+  const unit = new Uint16Array(n);
+  pos.set(marks.pos.subarray(0, a));
+  unit.set(marks.unit.subarray(0, a));
+  if (added) pos.set(added.pos, a), unit.set(added.unit, a);
+  const delta = inserted.length - (e - s);
+  for (let k = b, j = a + nAdded; k < marks.pos.length; k++, j++) {
+    pos[j] = marks.pos[k] + delta;
+    unit[j] = marks.unit[k];
+  }
+  return { pos, unit };
 }
 
 function editReply([start, removed, full, serial, ids, lens, bytes, ms, chars]) {
@@ -207,26 +270,27 @@ function editReply([start, removed, full, serial, ids, lens, bytes, ms, chars]) 
 
 function encodeChange(msg) {
   const kept = texts.get(msg.key);
-  const old = kept && kept.text;
   let s = msg.start;
   let e = msg.start + msg.removed;
-  if (!kept || kept.serial !== msg.base || s < 0 || e > old.length) return { result: { stale: true } };
-  const text = old.slice(0, s) + msg.inserted + old.slice(e);
-  let eNew = s + msg.inserted.length;
-  const surrogates = kept.surrogates || SURROGATE.test(msg.inserted);
+  if (!kept || kept.serial !== msg.base || s < 0 || e > kept.length) return { result: { stale: true } };
+  const marks = editMarks(kept.marks, s, e, msg.inserted);
+  const length = kept.length - (e - s) + msg.inserted.length;
+  let inserted = msg.inserted;
   let cpStart = s;
   let cpRemoved = e - s;
-  if (surrogates) {
-    if (s > 0 && isHigh(old.charCodeAt(s - 1))) s--;
-    if (e < old.length && isLow(old.charCodeAt(e))) e++, eNew++;
-    cpStart = s - pairsIn(old, 0, s);
-    cpRemoved = e - s - pairsIn(old, s, e);
+  if (kept.marks) {
+    const before = s > 0 ? unitAt(kept.marks, s - 1) : 0;
+    const after = e < kept.length ? unitAt(kept.marks, e) : 0;
+    if (isHigh(before)) s--, (inserted = String.fromCharCode(before) + inserted);
+    if (isLow(after)) e++, (inserted += String.fromCharCode(after));
+    cpStart = s - pairsIn(kept.marks, 0, s);
+    cpRemoved = e - s - pairsIn(kept.marks, s, e);
   }
   texts.delete(msg.key);
-  const answer = call(api.encode_change, msg.name, msg.key, msg.base, cpStart, cpRemoved, text.slice(s, eNew));
+  const answer = call(api.encode_change, msg.name, msg.key, msg.base, cpStart, cpRemoved, inserted);
   if (answer == null) return { result: { stale: true } };
   const reply = editReply(answer);
-  texts.set(msg.key, { serial: reply.result.serial, text, surrogates });
+  texts.set(msg.key, { serial: reply.result.serial, length, marks });
   return reply;
 }
 
@@ -246,7 +310,7 @@ async function handle(msg) {
     case "encode_edit": {
       texts.delete(msg.key);
       const reply = editReply(call(api.encode_edit, name, msg.key, msg.text, msg.base));
-      texts.set(msg.key, { serial: reply.result.serial, text: msg.text, surrogates: SURROGATE.test(msg.text) });
+      texts.set(msg.key, { serial: reply.result.serial, length: msg.text.length, marks: surrogateMarks(msg.text) });
       return reply;
     }
     case "encode_change":

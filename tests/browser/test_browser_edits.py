@@ -33,7 +33,7 @@ def sent(page: Page) -> dict:
 
 def wait_text(page: Page, text: str) -> None:
     page.wait_for_function(
-        """(len) => window.__bpe.state.panels.every((p) => p.result && p.result.text.length === len
+        """(len) => window.__bpe.state.panels.every((p) => p.result && p.result.length === len
              && p.el.dataset.state === "ok" && p.tokensEl.dataset.rendered)""",
         arg=len(text),
         timeout=180_000,
@@ -82,3 +82,47 @@ def test_typing_and_deleting_in_a_windowed_large_text_stays_exact(page):
     wait_text(page, "short")
     expect(page.get_by_test_id("input-window")).to_be_hidden()
     expect(panel(page, "cl100k_base").get_by_test_id("token-count")).to_have_text("1")
+
+
+EDIT_PIECES = ["🙂", "\ud83d", "\ude42", "x", " ", "東", "\n", "", "ab", "  "]  # halves of 🙂 apart
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_edits_that_join_or_cut_surrogate_pairs_stay_exact(page, name):
+    # The worker translates an edit's UTF-16 offsets into code points from the surrogates it
+    # keeps of each text (worker.js), and widens an edit that cuts a pair. Random edits of a
+    # text of emoji, lone halves and CJK, some splitting a pair or joining two halves; after
+    # each, the patched ids equal the worker's whole encode of the same JS string (CPython gets
+    # lone surrogates through Playwright differently, so the worker is its own reference here).
+    bad = page.evaluate(
+        """async ([name, pieces]) => {
+            const rpc = window.__bpe.rpc;
+            const key = "test-surrogate-edits";
+            let text = "a🙂b 東京 👩‍💻 x\\ud800y z\\udc00 " + "word ".repeat(40) + "🙂🙂🙂";
+            let r = await rpc("encode_edit", { name, key, text, base: 0 });
+            let serial = r.serial;
+            const ids = Array.from(r.ids);
+            let seed = 7;
+            const rnd = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+            const bad = [];
+            for (let k = 0; k < 80 && !bad.length; k++) {
+                const start = rnd(text.length + 1);
+                const removed = rnd(Math.min(3, text.length - start) + 1);
+                const inserted = pieces[rnd(pieces.length)] + pieces[rnd(pieces.length)];
+                const p = await rpc("encode_change", { name, key, base: serial, start, removed, inserted });
+                if (p.stale) {
+                    bad.push(["stale", k]);
+                    break;
+                }
+                text = text.slice(0, start) + inserted + text.slice(start + removed);
+                ids.splice(p.start, p.removed, ...p.ids);
+                serial = p.serial;
+                const whole = await rpc("encode", { name, text });
+                if (whole.ids.join() !== ids.join()) bad.push([k, start, removed, inserted, text]);
+            }
+            await rpc("forget_edits", { key });
+            return bad;
+        }""",
+        [name, EDIT_PIECES],
+    )
+    assert bad == []

@@ -36,7 +36,7 @@ def wait_result(page: Page, encoding: str, text: str) -> list[int]:
     page.wait_for_function(
         """([enc, n, len]) => {
             const p = window.__bpe.state.panels.find((p) => p.name === enc);
-            return p && p.result && p.result.text.length === len && p.result.all.ids.length === n
+            return p && p.result && p.result.length === len && p.result.all.ids.length === n
                 && p.el.dataset.state === "ok";
         }""",
         arg=[encoding, len(want), len(text)],

@@ -145,7 +145,7 @@ def _answer(key: str, editor: IncrementalEncoder, text: str | None, t: float, **
     _editors[key] = (serial, editor)
     ms = (time.perf_counter() - t) * 1000
     data = _pack(editor.tok, patch.ids, patch.text)
-    return (patch.start, patch.removed, patch.full, serial, *data, ms, len(editor.text))
+    return (patch.start, patch.removed, patch.full, serial, *data, ms, editor.length)
 
 
 def encode_edit(name: str, key: str, text: str, base: int) -> EditAnswer:
@@ -180,7 +180,7 @@ def encode_change(
     serial, editor = _editors.get(key, (0, None))
     if editor is None or editor.tok is not tok or serial != base:
         return None
-    if not 0 <= start <= start + removed <= len(editor.text):
+    if not 0 <= start <= start + removed <= editor.length:
         return None
     del _editors[key]
     return _answer(key, editor, None, t, start=start, removed=removed, inserted=inserted)

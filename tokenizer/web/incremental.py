@@ -39,14 +39,17 @@ reads to the end) and "none" (one chunk) are encoded whole.
 
 The chunk index (each chunk's length and token count) is cut into blocks of BLOCK chunks with
 their sums: finding the chunk at an offset walks the block sums, then one block; an edit
-rewrites the block or two it touches. A keystroke costs the window plus O(blocks + BLOCK), not
-the length of the text (5 MB: 600 blocks).
+rewrites the block or two it touches. The text itself is kept the same way, as pieces of about
+PIECE characters (`_Text`): an edit rebuilds the piece or two it touches, where a flat `str`
+would be copied whole (5 MB: 10-20 MB of copying, most of a keystroke's time in Pyodide). The
+scan above only reads slices of the text, which the pieces give without joining the rest. A
+keystroke costs the window plus O(blocks + pieces + BLOCK + PIECE), not the length of the text.
 """
 
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate, chain
@@ -58,6 +61,7 @@ LOOKAHEAD = 4  # characters an attempt of a named pattern examines past max(chun
 FIRST_SLICE = 512  # characters split past the edit's end first; each next slice is twice as long
 BLOCK = 2048  # chunks per block of the chunk index: an edit rewrites one or two blocks
 COMPARE_BLOCK = 1 << 14  # characters compared at once when looking for the common prefix/suffix
+PIECE = 1 << 14  # characters per piece of a kept text: an edit copies one or two pieces (< 4 * PIECE)
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,7 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
     return i
 
 
-def _space_run_start(text: str, i: int) -> int:
+def _space_run_start(text: str | _Text, i: int) -> int:
     """The start of the whitespace run ending at i (i itself when text[i - 1] is not space)."""
     while i > 0:
         lo = max(0, i - COMPARE_BLOCK)
@@ -107,7 +111,7 @@ def _space_run_start(text: str, i: int) -> int:
     return 0
 
 
-def _space_run_end(text: str, i: int, limit: int) -> int:
+def _space_run_end(text: str | _Text, i: int, limit: int) -> int:
     """The end of the whitespace run starting at i, or `limit` if it reaches that far."""
     while i < limit:
         hi = min(limit, i + COMPARE_BLOCK)
@@ -119,6 +123,63 @@ def _space_run_end(text: str, i: int, limit: int) -> int:
     return limit
 
 
+class _Text:
+    """A text kept as pieces of at most 2 * PIECE characters, for cheap edits and slices.
+
+    `text[a:b]` joins only the pieces it spans; `replace` rebuilds only the pieces the edit
+    touches (cut again into PIECE characters when the result is longer than 2 * PIECE);
+    `str(text)` joins them all (kept until the next edit). No piece is empty.
+    """
+
+    __slots__ = ("_pieces", "_ends", "_flat")
+
+    def __init__(self, text: str = "") -> None:
+        self._pieces = [text[i : i + PIECE] for i in range(0, len(text), PIECE)]
+        self._ends = list(accumulate(map(len, self._pieces)))
+        self._flat: str | None = text
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def __str__(self) -> str:
+        if self._flat is None:
+            self._flat = "".join(self._pieces)
+        return self._flat
+
+    def _start(self, i: int) -> int:
+        return self._ends[i] - len(self._pieces[i])
+
+    def __getitem__(self, key: slice) -> str:
+        a, b, step = key.indices(len(self))
+        if step != 1:
+            raise ValueError("a _Text slices with step 1 only")
+        if self._flat is not None:
+            return self._flat[a:b]
+        if a >= b:
+            return ""
+        i = bisect_right(self._ends, a)  # the piece holding character a
+        j = bisect_left(self._ends, b)  # the piece holding character b - 1
+        a -= self._start(i)
+        if i == j:
+            return self._pieces[i][a : b - self._start(j)]
+        return "".join([self._pieces[i][a:], *self._pieces[i + 1 : j], self._pieces[j][: b - self._start(j)]])
+
+    def replace(self, start: int, removed: int, inserted: str) -> None:
+        """Characters [start, start + removed) become `inserted` (the range lies in the text)."""
+        pieces = self._pieces
+        if not pieces:
+            i, j, middle = 0, -1, inserted
+        else:
+            i = min(bisect_right(self._ends, start), len(pieces) - 1)  # the piece holding start
+            j = max(i, min(bisect_left(self._ends, start + removed), len(pieces) - 1))
+            head = pieces[i][: start - self._start(i)]
+            middle = head + inserted + pieces[j][start + removed - self._start(j) :]
+        size = PIECE if len(middle) > 2 * PIECE else max(len(middle), 1)
+        pieces[i : j + 1] = [middle[k : k + size] for k in range(0, len(middle), size)]
+        self._ends = list(accumulate(map(len, pieces)))
+        self._flat = None
+
+
 class IncrementalEncoder:
     """One text's encoding, kept up to date edit by edit: `update(text)` returns a Patch."""
 
@@ -128,13 +189,23 @@ class IncrementalEncoder:
         self.windowed = bool(tok.preparation is None and tok.pattern != NO_SPLIT and is_named(tok.pattern))
         self._special = tok.special_regex(tok.special_tokens) if tok.special_tokens else None
         self._special_len = max(map(len, tok.special_tokens), default=0)
-        self.text = ""
+        self._text = _Text()
         self.ids = array("i")  # arrays, not lists: 4-8 bytes an entry instead of 36
         self._valid = False  # the blocks describe self.text (else the next update is whole)
         self._lens: list[array] = []  # per block: the chunks' lengths in characters
         self._counts: list[array] = []  # per block: the chunks' token counts
         self._chars: list[int] = []  # per block: its characters
         self._toks: list[int] = []  # per block: its tokens
+
+    @property
+    def text(self) -> str:
+        """The text encoded last (joined from its pieces: O(length) after an edit)."""
+        return str(self._text)
+
+    @property
+    def length(self) -> int:
+        """The text's length in characters, without joining it."""
+        return len(self._text)
 
     # ----- the blocks -----------------------------------------------------------------------
 
@@ -177,7 +248,7 @@ class IncrementalEncoder:
     def _whole(self, text: str) -> Patch:
         removed = len(self.ids)
         self._valid = False
-        self.text = text
+        self._text = _Text(text)
         if not self.windowed or (self._special is not None and self._special.search(text)):
             self.ids = array("i", self.tok.encode(text, allowed_special="all"))
             return Patch(0, removed, self.ids, text, True)
@@ -200,7 +271,8 @@ class IncrementalEncoder:
             return self._whole(text)
         s = _common_prefix(old, text)
         suffix = _common_suffix(old, text, min(len(old), len(text)) - s)
-        return self._patch(text, s, len(old) - suffix, len(text) - suffix)
+        self._text = _Text(text)
+        return self._patched(len(old), s, len(old) - suffix, len(text) - suffix)
 
     def edit(self, start: int, removed: int, inserted: str) -> Patch:
         """Replace `removed` characters at `start` with `inserted` and encode the result.
@@ -210,33 +282,44 @@ class IncrementalEncoder:
         (the argument in the module docstring only uses that the texts agree before `start` and
         after the range), so a caller may widen it freely.
         """
-        old = self.text
-        if not 0 <= start <= start + removed <= len(old):
-            raise ValueError(f"edit {start}+{removed} outside a text of {len(old)} characters")
-        text = old[:start] + inserted + old[start + removed :]
-        if not self._valid or not old or not text:
-            return self._whole(text)
-        return self._patch(text, start, start + removed, start + len(inserted))
+        text = self._text
+        old_len = len(text)
+        if not 0 <= start <= start + removed <= old_len:
+            raise ValueError(f"edit {start}+{removed} outside a text of {old_len} characters")
+        text.replace(start, removed, inserted)
+        if not self._valid or not old_len or not len(text):
+            return self._whole(str(text))
+        return self._patched(old_len, start, start + removed, start + len(inserted))
 
-    def _patch(self, text: str, s: int, e_old: int, e_new: int) -> Patch:
-        """The new text agrees with the old one before s and from e_old (old) / e_new (new) on."""
-        old = self.text
-        delta = len(text) - len(old)
+    def _patched(self, old_len: int, s: int, e_old: int, e_new: int) -> Patch:
+        """_patch, with the blocks marked invalid until they describe the new text (an error
+        half-way makes the next update whole)."""
+        self._valid = False
+        patch = self._patch(self._text, old_len, s, e_old, e_new)
+        if not patch.full:
+            self._valid = True  # else _whole decided
+        return patch
+
+    def _patch(self, text: _Text, old_len: int, s: int, e_old: int, e_new: int) -> Patch:
+        """self._text is `text` now, which agrees with the old text (of old_len characters)
+        before s and from e_old (old) / e_new (new) on; the blocks still describe the old."""
+        delta = len(text) - old_len
         if s == e_old and s == e_new:
             return Patch(len(self.ids), 0, array("i"), "", False)
         if self._special is not None:
-            lo, hi = max(0, s - self._special_len), e_new + self._special_len
-            if self._special.search(text, lo, min(len(text), hi)):
-                return self._whole(text)
-        # Left edge: back off LOOKAHEAD characters, then over the whitespace run there.
-        bj, ij, a, t_start = self._locate(_space_run_start(old, max(0, s - LOOKAHEAD)))
+            lo, hi = max(0, s - self._special_len), min(len(text), e_new + self._special_len)
+            if self._special.search(text[lo:hi]):  # a plain alternation of literals: as search(text, lo, hi)
+                return self._whole(str(text))
+        # Left edge: back off LOOKAHEAD characters, then over the whitespace run there (the
+        # characters before s are the old text's).
+        bj, ij, a, t_start = self._locate(_space_run_start(text, max(0, s - LOOKAHEAD)))
         try:
             chunks, resync = self._resplit(text, a, e_new, delta, self._ends_from(bj, ij, a))
             per_chunk = self._chunk_ids(chunks)
         except UnicodeEncodeError:
-            return self._whole(text)
+            return self._whole(str(text))
         # The old chunks from resync - delta on are kept (none if that is the old text's end).
-        if resync - delta < len(old):
+        if resync - delta < old_len:
             bk, ik, _, t_end = self._locate(resync - delta)
         else:
             bk, ik, t_end = len(self._lens) - 1, len(self._lens[-1]), len(self.ids)
@@ -245,11 +328,10 @@ class IncrementalEncoder:
         self._set_blocks(bj, bk + 1, lens, counts)
         new_ids = array("i", chain.from_iterable(per_chunk))
         self.ids[t_start:t_end] = new_ids
-        self.text = text
         return Patch(t_start, t_end - t_start, new_ids, "".join(chunks), False)
 
     def _resplit(
-        self, text: str, a: int, e_new: int, delta: int, old_ends: Iterator[int]
+        self, text: _Text, a: int, e_new: int, delta: int, old_ends: Iterator[int]
     ) -> tuple[list[str], int]:
         """The new text's chunks from a up to the first position where the scans agree again."""
         tok, out = self.tok, []
