@@ -28,7 +28,7 @@ from typing import Any
 
 BATCH_MIN_CHUNKS = 2_000  # new chunks below which numpy's per-call cost outweighs the batch
 TABLE_BYTES_PER_RANK = 3  # new chunk bytes per vocabulary entry from which building the table pays
-BATCH_BYTES = 1 << 23  # bytes of chunks merged in one batch (~8 MB: a few arrays of 8 bytes each)
+BATCH_BYTES = 1 << 20  # bytes of chunks merged in one batch (1 MB: its arrays stay near 100 MB)
 SHORT_KEY = 7  # bytes; tokens up to this long are looked up as integers, longer ones as fixed-width strings
 MATRIX_WIDTH = 32  # bytes; tokens up to this long are split with numpy, longer ones (few) in Python
 _NO_RANK = 1 << 31  # "this pair is not a token": above every rank (ranks are below 2**31)
