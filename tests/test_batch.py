@@ -212,3 +212,20 @@ def test_batch_only_where_it_pays(monkeypatch):
     assert tok.batch_pays(10**6, _batch.TABLE_BYTES_PER_RANK * len(tok.mergeable_ranks))
     tok.encode_ordinary(corpus_text("pg_en_medium.txt", 20_000))
     assert tok._pairs is None
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("kind", ["cjk", "letters", "mixed"])
+def test_long_chunks_segments_merged_together_equal_tiktoken(name, kind, batch_always):
+    """A chunk the pattern cannot cut is cut at proved-safe points; its short segments go
+    through the batch merge together, the long ones through the heap."""
+    rng = random.Random(kind)
+    if kind == "cjk":
+        text = "".join(map(chr, rng.choices(range(0x4E00, 0x9FA6), k=40_000)))
+    elif kind == "letters":
+        text = "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=100_000))
+    else:
+        text = "".join(rng.choice(["ab" * rng.randrange(1, 200), "日本語", "xyz", "é"]) for _ in range(3000))
+    tok = _fresh(name)
+    assert tok.encode_ordinary(text) == tiktoken_reference(name).encode_ordinary(text)
+    assert tok._pairs is not None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import compress, pairwise, repeat
 
 HEAP_THRESHOLD = 128  # bytes; longer chunks are cut into independent segments, long segments use a heap
@@ -24,14 +24,21 @@ _SINGLE_BYTES = [bytes([b]) for b in range(256)]
 _NO_RANK = 1 << 62  # "this pair is not a token"; compares above every real rank
 
 
-def encode_piece(piece: bytes, ranks: dict[bytes, int], longest: int) -> tuple[int, ...]:
+MergeMany = Callable[[list[bytes]], "list[tuple[int, ...]] | None"]
+
+
+def encode_piece(
+    piece: bytes, ranks: dict[bytes, int], longest: int, merge_many: MergeMany | None = None
+) -> tuple[int, ...]:
     """The ids of one chunk's bytes (tiktoken's `_encode_native` for one piece): the whole
-    piece if it is a token, else the merge loop. `longest` is the longest token's length."""
+    piece if it is a token, else the merge loop. `longest` is the longest token's length;
+    `merge_many` may merge a long chunk's short segments all at once (`_batch`), giving
+    the scan's ids for each, or None when it would not pay."""
     rank = ranks.get(piece)
     if rank is not None:
         return (rank,)
     if len(piece) > HEAP_THRESHOLD:
-        return _bpe_long(piece, ranks, longest)
+        return _bpe_long(piece, ranks, longest, merge_many)
     return _bpe_scan(piece, ranks)
 
 
@@ -120,7 +127,9 @@ def _bpe_heap(piece: bytes, ranks: dict[bytes, int]) -> tuple[int, ...]:
     return tuple(ids)
 
 
-def _bpe_long(piece: bytes, ranks: dict[bytes, int], longest: int) -> tuple[int, ...]:
+def _bpe_long(
+    piece: bytes, ranks: dict[bytes, int], longest: int, merge_many: MergeMany | None = None
+) -> tuple[int, ...]:
     """A long chunk, merged as independent segments cut where no merge can ever cross.
 
     Why a safe cut changes nothing: let the cut at p separate segment A (left) from B
@@ -133,11 +142,17 @@ def _bpe_long(piece: bytes, ranks: dict[bytes, int], longest: int) -> tuple[int,
 
     Segments repeat in real text (and in 1 MB of random CJK), so each distinct one is
     merged once. Segments with no safe cut inside stay whole: a run of one letter merges
-    level by level with str.replace (`_bpe_levels`), anything else with the heap.
+    level by level with str.replace (`_bpe_levels`), anything else with the heap. Short
+    segments may be merged all at once by `merge_many` (the scan's ids, from `_batch`).
     """
     ids: list[int] = []
     done: dict[bytes, tuple[int, ...]] = {}
     cuts = _safe_cuts(piece, ranks, longest)
+    if merge_many is not None:
+        short = list({piece[a:b] for a, b in pairwise(cuts) if 1 < b - a <= HEAP_THRESHOLD})
+        merged = merge_many(short)
+        if merged is not None:
+            done.update(zip(short, merged, strict=True))
     for a, b in pairwise(cuts):
         segment = piece[a:b]
         segment_ids = done.get(segment)

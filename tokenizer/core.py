@@ -314,11 +314,21 @@ class Tokenizer:
     def _piece_ids(self, piece: bytes) -> tuple[int, ...]:
         """One chunk's ids from its bytes (what `_encode_new_chunk` gives for its text)."""
         if self.chunk_lookup:
-            return encode_piece(piece, self.mergeable_ranks, self._max_token_length())
+            return self._encode_piece(piece)
         return tuple(bpe_merge(piece, self.mergeable_ranks))
 
     def _encode_new_chunk(self, chunk: str) -> tuple[int, ...]:
-        return encode_piece(chunk.encode("utf-8"), self.mergeable_ranks, self._max_token_length())
+        return self._encode_piece(chunk.encode("utf-8"))
+
+    def _encode_piece(self, piece: bytes) -> tuple[int, ...]:
+        merge_many = self._merge_segments if len(piece) > HEAP_THRESHOLD else None
+        return encode_piece(piece, self.mergeable_ranks, self._max_token_length(), merge_many)
+
+    def _merge_segments(self, segments: list[bytes]) -> list[tuple[int, ...]] | None:
+        """A long chunk's short segments merged together, or None when that would not pay."""
+        if not self.batch_pays(len(segments), sum(map(len, segments))):
+            return None
+        return _batch.merge_ids(segments, self.pair_table())
 
     def _merge_new_chunk(self, chunk: str) -> tuple[int, ...]:
         """chunk_lookup=False: the merge loop alone, even for a chunk that is itself a token."""
