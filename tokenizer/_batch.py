@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_left
-from itertools import accumulate, islice
+from itertools import accumulate
 from typing import Any
 
 BATCH_MIN_CHUNKS = 2_000  # new chunks below which numpy's per-call cost outweighs the batch
@@ -117,14 +117,17 @@ class _IntMap:
     def get(self, query: Any, missing: int) -> Any:
         """The value of each query key, `missing` where the key is not in the map."""
         np = self.np
-        found = np.full(len(query), missing, dtype=np.int64)
-        pending = np.arange(len(query))
         slots = self._slots(query)
+        held = self.slot_keys[slots]
+        hit = held == query
+        found = np.where(hit, self.slot_values[slots], missing)
+        pending = np.flatnonzero(~hit & (held != -1))  # another key sits there: probe on
+        query, slots = query[pending], (slots[pending] + 1) & self.mask
         while len(pending):
             held = self.slot_keys[slots]
             hit = held == query
             found[pending[hit]] = self.slot_values[slots[hit]]
-            on = ~hit & (held != -1)  # another key sits here: probe the next slot
+            on = ~hit & (held != -1)
             pending, query, slots = pending[on], query[on], (slots[on] + 1) & self.mask
         return found
 
@@ -251,28 +254,40 @@ def _long_splits(np: Any, ranks: dict[bytes, int], width: int) -> tuple[Any, Any
 def merge_lengths(pieces: list[bytes], table: PairTable) -> list[int]:
     """Number of tokens the scan leaves in each piece (each at most HEAP_THRESHOLD bytes)."""
     lengths, _ = _merge(pieces, table, want_ids=False)
-    return lengths
+    return lengths.tolist()
 
 
 def merge_ids(pieces: list[bytes], table: PairTable) -> list[tuple[int, ...]]:
     """The scan's ids for each piece (each at most HEAP_THRESHOLD bytes)."""
     lengths, ids = _merge(pieces, table, want_ids=True)
-    flat = iter(ids)
-    return [tuple(islice(flat, n)) for n in lengths]
+    return _tuples(table.np, lengths, ids)
 
 
-def _merge(pieces: list[bytes], table: PairTable, *, want_ids: bool) -> tuple[list[int], list[int]]:
+def _tuples(np: Any, counts: Any, flat: Any) -> list[tuple[int, ...]]:
+    """ids cut into tuples of the given lengths. Pieces with n ids are rows of an n-column
+    array, and zip(*columns) makes their tuples in C: no Python step per piece."""
+    starts = np.cumsum(counts) - counts
+    out = np.empty(len(counts), dtype=object)
+    for n in np.unique(counts).tolist():
+        members = np.flatnonzero(counts == n)
+        rows = flat[starts[members, None] + np.arange(n)]
+        out[members] = np.fromiter(zip(*rows.T.tolist(), strict=True), dtype=object, count=len(members))
+    return out.tolist()
+
+
+def _merge(pieces: list[bytes], table: PairTable, *, want_ids: bool) -> tuple[Any, Any]:
+    """Token counts and (if wanted) the ids of all pieces in order, a batch at a time."""
+    np = table.np
     if not pieces:
-        return [], []
-    lengths: list[int] = []
-    ids: list[int] = []
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    lengths, ids = [], []
     start = 0
     for stop in _batch_bounds(pieces):
         batch_lengths, batch_ids = _merge_batch(pieces[start:stop], table, want_ids=want_ids)
-        lengths += batch_lengths
-        ids += batch_ids
+        lengths.append(batch_lengths)
+        ids.append(batch_ids)
         start = stop
-    return lengths, ids
+    return np.concatenate(lengths), np.concatenate(ids)
 
 
 def _batch_bounds(pieces: list[bytes]) -> list[int]:
@@ -282,62 +297,113 @@ def _batch_bounds(pieces: list[bytes]) -> list[int]:
     return [*bounds, len(pieces)] if not bounds or bounds[-1] < len(pieces) else bounds
 
 
-def _merge_batch(pieces: list[bytes], table: PairTable, *, want_ids: bool) -> tuple[list[int], list[int]]:
-    """One round per scan step: every unfinished chunk merges its leftmost lowest pair."""
+def _merge_batch(pieces: list[bytes], table: PairTable, *, want_ids: bool) -> tuple[Any, Any]:
+    """One round per scan step: every unfinished chunk merges its leftmost lowest pair.
+
+    Parts stay where they are and a merge unlinks its right part (`nxt`/`prv` link the live
+    parts of a chunk), so a round touches two or three positions per chunk besides the one
+    `reduceat`; the arrays are compacted only when the running chunks' live parts fill less
+    than half of them. `key` is rank << shift | position: dead parts hold _NO_RANK.
+    """
     np = table.np
-    if not pieces:
-        return [], []
-    count = len(pieces)
-    seg_len = np.fromiter(map(len, pieces), dtype=np.int64, count=count)
-    raw = np.frombuffer(b"".join(pieces), dtype=np.uint8).astype(np.int64)
-    parts = table.byte_rank[raw]
-    rank = np.empty(len(parts), dtype=np.int64)
-    rank[:-1] = table.byte_pairs[raw[:-1] << 8 | raw[1:]]
-    seg_start = np.cumsum(seg_len) - seg_len
-    rank[seg_start + seg_len - 1] = _NO_RANK  # no pair across chunks
-    seg_id = np.arange(count)
-    shift = max(len(parts).bit_length(), 1)
-    position = np.arange(len(parts), dtype=np.int64)
-    out_len = np.zeros(count, dtype=np.int64)
-    done_ids, done_segs = [], []
-    while len(seg_len):
-        best = np.minimum.reduceat(rank << shift | position[: len(rank)], seg_start)
-        low = best >> shift
-        first = best & ((1 << shift) - 1)
-        finished = low == _NO_RANK
-        if finished.any():
-            out_len[seg_id[finished]] = seg_len[finished]
-            keep = np.repeat(~finished, seg_len)
-            if want_ids:
-                done_ids.append(parts[~keep])
-                done_segs.append(seg_id[finished])
-            parts, rank = parts[keep], rank[keep]
-            live = ~finished
-            removed_before = np.cumsum(np.where(finished, seg_len, 0))[live]
-            seg_len, seg_id, low = seg_len[live], seg_id[live], low[live]
-            first = first[live] - removed_before
-            seg_start = np.cumsum(seg_len) - seg_len
-            if not len(seg_len):
-                break
-        parts[first] = low
-        last = seg_start + seg_len - 1
-        inner = first + 2 <= last
-        right = first[inner]
-        rank[first] = _NO_RANK
-        rank[right] = table.lookup(parts[right], parts[right + 2])
-        left = first[first > seg_start]
-        rank[left - 1] = table.lookup(parts[left - 1], parts[left])
-        keep = np.ones(len(parts), dtype=bool)
-        keep[first + 1] = False
-        parts, rank = parts[keep], rank[keep]
-        seg_len = seg_len - 1
-        seg_start = seg_start - np.arange(len(seg_start))
+    state = _Rounds(np, pieces, table)
+    while state.running.any():
+        best = np.minimum.reduceat(state.key, state.seg_start)
+        low = best >> state.shift
+        state.finish(low == _NO_RANK)
+        chunks = np.flatnonzero(state.running)
+        if not len(chunks):
+            break
+        state.merge(chunks, low[chunks], best[chunks] & state.mask)
+        if state.alive[state.running].sum() * 2 < len(state.key):
+            state.compact(want_ids)
+    state.compact(want_ids)
+    lengths = state.out_len
     if not want_ids:
-        return out_len.tolist(), []
-    return out_len.tolist(), _ids_in_order(np, done_ids, done_segs, out_len)
+        return lengths, np.zeros(0, dtype=np.int64)
+    return lengths, _ids_in_order(np, state.done_ids, state.done_segs, lengths)
 
 
-def _ids_in_order(np: Any, done_ids: list[Any], done_segs: list[Any], out_len: Any) -> list[int]:
+class _Rounds:
+    """The batch's state: parts, keys and links over positions; per chunk its span and count."""
+
+    def __init__(self, np: Any, pieces: list[bytes], table: PairTable) -> None:
+        self.np, self.table = np, table
+        seg_len = np.array(list(map(len, pieces)), dtype=np.int64)
+        raw = np.frombuffer(b"".join(pieces), dtype=np.uint8).astype(np.int64)
+        self.shift = max(len(raw).bit_length(), 1)
+        self.mask = (1 << self.shift) - 1
+        self.parts = table.byte_rank[raw]
+        rank = np.empty(len(raw), dtype=np.int64)
+        rank[:-1] = table.byte_pairs[raw[:-1] << 8 | raw[1:]]
+        self.seg_id = np.arange(len(pieces))
+        self.out_len = np.zeros(len(pieces), dtype=np.int64)
+        self.done_ids: list[Any] = []
+        self.done_segs: list[Any] = []
+        self._layout(rank, seg_len)
+
+    def _layout(self, rank: Any, seg_len: Any) -> None:
+        """Chunks side by side, every part live, linked to its neighbours in the chunk."""
+        np = self.np
+        self.seg_start = np.cumsum(seg_len) - seg_len
+        self.span = seg_len
+        self.alive = seg_len.copy()  # live parts per chunk
+        self.running = np.ones(len(seg_len), dtype=bool)
+        last = self.seg_start + seg_len - 1
+        rank[last] = _NO_RANK  # no pair across chunks
+        position = np.arange(len(rank), dtype=np.int64)
+        self.key = rank << self.shift | position
+        self.nxt = position + 1
+        self.nxt[last] = -1
+        self.prv = position - 1
+        self.prv[self.seg_start] = -1
+        self.live = np.ones(len(rank), dtype=bool)
+
+    def finish(self, done: Any) -> None:
+        newly = done & self.running
+        self.out_len[self.seg_id[newly]] = self.alive[newly]
+        self.running &= ~done
+
+    def merge(self, chunks: Any, rank: Any, i: Any) -> None:
+        """Chunk c merges its part at i[c] with the next live part j: i becomes token rank[c]."""
+        np, table, shift = self.np, self.table, self.shift
+        j = self.nxt[i]
+        k = self.nxt[j]
+        self.parts[i] = rank
+        self.live[j] = False
+        self.key[j] = _NO_RANK << shift | j
+        self.nxt[i] = k
+        has_k = k >= 0
+        self.prv[k[has_k]] = i[has_k]
+        p = self.prv[i]
+        has_p = p >= 0
+        p = p[has_p]
+        # One lookup for both new pairs: (i, k) where k exists, then (p, i) where p exists.
+        ranks = table.lookup(
+            np.concatenate([rank[has_k], self.parts[p]]), np.concatenate([self.parts[k[has_k]], rank[has_p]])
+        )
+        right = np.full(len(i), _NO_RANK, dtype=np.int64)
+        right[has_k] = ranks[: has_k.sum()]
+        self.key[i] = right << shift | i
+        self.key[p] = ranks[len(ranks) - len(p) :] << shift | p
+        self.alive[chunks] -= 1
+
+    def compact(self, want_ids: bool) -> None:
+        """Drop dead parts and finished chunks (keeping finished chunks' ids if wanted)."""
+        np = self.np
+        running = self.running
+        if want_ids and not running.all():
+            ended = np.repeat(~running, self.span) & self.live
+            self.done_ids.append(self.parts[ended])
+            self.done_segs.append(self.seg_id[~running])
+        keep = np.repeat(running, self.span) & self.live
+        self.parts = self.parts[keep]
+        rank = self.key[keep] >> self.shift
+        self.seg_id = self.seg_id[running]
+        self._layout(rank, self.alive[running])
+
+
+def _ids_in_order(np: Any, done_ids: list[Any], done_segs: list[Any], out_len: Any) -> Any:
     """The finished parts, which left the rounds in finishing order, put back in piece order."""
     ids = np.concatenate(done_ids)
     segs = np.concatenate(done_segs)
@@ -346,4 +412,4 @@ def _ids_in_order(np: Any, done_ids: list[Any], done_segs: list[Any], out_len: A
     dest = np.repeat(where[segs] - (np.cumsum(seg_lengths) - seg_lengths), seg_lengths) + np.arange(len(ids))
     out = np.empty(len(ids), dtype=np.int64)
     out[dest] = ids
-    return out.tolist()
+    return out
