@@ -340,65 +340,81 @@ class _HeapTrainer(WordStore):
         """Merge in the blocks `ids` (ascending; some may have lost p): the words and pair
         counts change in place; returns the new pairs as pair -> [count, blocks holding it...].
 
-        One pass over the occurrences of p = ab in each block, left to right and not
-        overlapping (the occurrences str.replace replaces), finds both changes at each:
-        lost (left, a) and (b, right), gained (left, x) and (x, right), where right is x
-        when the next occurrence starts there. Between two adjacent occurrences the
-        pair (b, a) is lost and (x, x) gained once, by the first of them; nothing is
-        counted across a separator."""
-        blocks, wcounts, pc, sep, per_block = self.blocks, self.wcounts, self.pc, SEP, self.per_block
-        pa, pb = p
-        get = pc.get
-        fresh: dict[str, list[int]] = {}
-        fget = fresh.get
+        A block split at p gives the occurrences str.replace replaces (left to right, not
+        overlapping) and the text between them. At each occurrence of p = ab with left the
+        character before it and right the one after: lost (left, a) and (b, right), gained
+        (left, x) and (x, right). An empty piece between two occurrences means they touch:
+        the second has no left, and the first loses (b, a) and gains (x, x) once (right is
+        then recorded as x, which the old text never holds). Nothing is counted across a
+        separator. Both changes of a side depend on the neighbour alone, so the weights are
+        summed per left and per right character first (one dict update per neighbour, not
+        four) and the pair counts updated once per distinct neighbour at the end."""
+        blocks, wcounts, sep, per_block = self.blocks, self.wcounts, SEP, self.per_block
+        lefts: dict[str, list[int]] = {}  # left -> [weight, blocks...]: becomes (left, x)
+        rights: dict[str, list[int]] = {}  # right -> [weight, blocks...]: becomes (x, right)
+        lget, rget = lefts.get, rights.get
         for b in ids:
-            s = blocks[b]
-            t = s.replace(p, x)
-            if t is s:  # the block lost p to earlier merges
+            parts = blocks[b].split(p)
+            last = len(parts) - 1
+            if not last:  # the block lost p to earlier merges
                 continue
-            blocks[b] = t
-            n = len(s)
-            w, at = b * per_block, 0  # the word holding position `at`
-            i = s.find(p)
-            prev_end = -1
-            while i >= 0:
-                w += s.count(sep, at, i)
-                at = i
+            blocks[b] = x.join(parts)
+            w = b * per_block  # the word holding the current occurrence
+            before = parts[0]
+            for j in range(1, last + 1):
+                w += before.count(sep)
                 c = wcounts[w]
-                end = i + 2
-                nxt = s.find(p, end)
-                if i and i != prev_end:
-                    left = s[i - 1]
-                    if left != sep:
-                        k = left + pa
-                        v = get(k)
-                        if v is not None:
-                            pc[k] = v - c
-                        k = left + x
-                        e = fget(k)
+                after = parts[j]
+                if before:
+                    k = before[-1]
+                    if k != sep:
+                        e = lget(k)
                         if e is None:
-                            fresh[k] = [c, b]
+                            lefts[k] = [c, b]
                         else:
                             e[0] += c
                             if e[-1] != b:
                                 e.append(b)
-                if end < n:
-                    right = s[end]
-                    if right != sep:
-                        k = pb + right
-                        v = get(k)
-                        if v is not None:
-                            pc[k] = v - c
-                        k = x + (x if nxt == end else right)
-                        e = fget(k)
-                        if e is None:
-                            fresh[k] = [c, b]
-                        else:
-                            e[0] += c
-                            if e[-1] != b:
-                                e.append(b)
-                prev_end = end
-                i = nxt
+                if after:
+                    k = after[0]
+                    if k == sep:
+                        before = after
+                        continue
+                elif j < last:
+                    k = x
+                else:
+                    break
+                e = rget(k)
+                if e is None:
+                    rights[k] = [c, b]
+                else:
+                    e[0] += c
+                    if e[-1] != b:
+                        e.append(b)
+                before = after
+        return self.settle(p, x, lefts, rights)
+
+    def settle(
+        self, p: str, x: str, lefts: dict[str, list[int]], rights: dict[str, list[int]]
+    ) -> dict[str, list[int]]:
+        """scan's totals per neighbour applied: tracked lost pairs fall; the gained pairs, all
+        new and all distinct ((left, x) never equals (x, right): left is never x)."""
+        pc = self.pc
+        get = pc.get
+        pa, pb = p
+        fresh: dict[str, list[int]] = {}
+        for k, e in lefts.items():
+            lost = k + pa
+            v = get(lost)
+            if v is not None:
+                pc[lost] = v - e[0]
+            fresh[k + x] = e
+        for k, e in rights.items():
+            lost = pb + (pa if k == x else k)
+            v = get(lost)
+            if v is not None:
+                pc[lost] = v - e[0]
+            fresh[x + k] = e
         return fresh
 
     def scan_bulk(
