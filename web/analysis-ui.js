@@ -8,11 +8,15 @@
 import { el } from "./dom.js";
 import { bytesFromHex, colorClass, hex, tokenLabel, tryDecode } from "./format.js";
 
-const INT = new Intl.NumberFormat("en-US");
+// Made on first use: building the first Intl.NumberFormat loads ICU's number data, a 60-70 ms
+// main-thread task, which at module load would fall into the page's boot.
+let integers = null;
 
 export function formatNumber(value, digits = 3) {
   if (value == null) return "–";
-  return Number.isInteger(value) ? INT.format(value) : value.toFixed(digits);
+  if (!Number.isInteger(value)) return value.toFixed(digits);
+  integers ||= new Intl.NumberFormat("en-US");
+  return integers.format(value);
 }
 
 // A token as the panels show it: coloured by id, whitespace visible, <HEX> when not UTF-8.

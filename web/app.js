@@ -99,12 +99,28 @@ window.__bpe.app = appApi;
 window.__bpe.rpc = rpc;
 window.__bpe.text = { getText, moveCaret, setText }; // tests and bench/browser.py
 
-// The train panel and the Learn view are optional modules: mounted only if the build has them.
-function mountOptional(file, mount, rootId) {
-  if (!state.manifest.modules.includes(file)) return;
-  import(`./${file}`)
-    .then((m) => m[mount](document.getElementById(rootId), appApi))
-    .catch((e) => console.error(`${file}:`, e));
+// The train panel, the Learn view and the analysis views are optional modules: mounted only if
+// the build has them, while the worker boots (the main thread is idle then), one per frame: the
+// first style and layout of their forms cost 40-100 ms together on the test machine, a long task
+// if done at once (and right when the first tokens arrive, if done after `ready`).
+const OPTIONAL = [
+  ["train.js", "mountTrainPanel", "train-panel"],
+  ["learn.js", "mountLearnView", "learn-panel"],
+  ["analysis.js", "mountAnalysis", "analysis-panel"],
+];
+const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+
+async function mountOptionals() {
+  for (const [file, mount, rootId] of OPTIONAL) {
+    if (!state.manifest.modules.includes(file)) continue;
+    try {
+      const module = await import(`./${file}`);
+      await nextFrame();
+      module[mount](document.getElementById(rootId), appApi);
+    } catch (e) {
+      console.error(`${file}:`, e);
+    }
+  }
 }
 
 async function boot() {
@@ -120,6 +136,7 @@ async function boot() {
   const initial = wanted.length ? wanted : state.manifest.default_encodings;
   prefetch(initial); // downloads overlap the boot
   for (const n of initial) addPanel(n);
+  mountOptionals();
   await workerReady;
 
   state.ready = true;
@@ -129,9 +146,6 @@ async function boot() {
   setStatus("ready", `Pyodide ${state.manifest.pyodide.version} · ready in ${(metrics.ready / 1000).toFixed(1)} s`);
   input.disabled = false;
   refreshAll();
-  mountOptional("train.js", "mountTrainPanel", "train-panel");
-  mountOptional("learn.js", "mountLearnView", "learn-panel");
-  mountOptional("analysis.js", "mountAnalysis", "analysis-panel");
 }
 
 boot().catch((e) => showFatal(e.message));
