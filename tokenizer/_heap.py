@@ -325,20 +325,13 @@ class _HeapTrainer(WordStore):
                         heap, ((-v) << POS_BITS | (e[0] * per_block) << OFF_BITS, k) if first else (-v, k)
                     )
         else:
-            for k, e in self.scan(p, x, ids).items():
-                v = e[0]
-                if v >= floor:
-                    pc[k] = v
-                    where[k] = array("i", e[1:])
-                    heappush(
-                        heap, ((-v) << POS_BITS | (e[1] * per_block) << OFF_BITS, k) if first else (-v, k)
-                    )
+            self.scan(p, x, ids)
         if len(pc) > self.prune_at:
             self.prune()
 
-    def scan(self, p: str, x: str, ids: Sequence[int]) -> dict[str, list[int]]:
-        """Merge in the blocks `ids` (ascending; some may have lost p): the words and pair
-        counts change in place; returns the new pairs as pair -> [count, blocks holding it...].
+    def scan(self, p: str, x: str, ids: Sequence[int]) -> None:
+        """Merge in the blocks `ids` (ascending; some may have lost p): the words, the pair
+        counts and the tracked pairs change in place (new pairs at or above the floor join them).
 
         A block split at p gives the occurrences str.replace replaces (left to right, not
         overlapping) and the text between them. At each occurrence of p = ab with left the
@@ -392,30 +385,34 @@ class _HeapTrainer(WordStore):
                     if e[-1] != b:
                         e.append(b)
                 before = after
-        return self.settle(p, x, lefts, rights)
+        self.settle(p, x, lefts, rights)
 
-    def settle(
-        self, p: str, x: str, lefts: dict[str, list[int]], rights: dict[str, list[int]]
-    ) -> dict[str, list[int]]:
-        """scan's totals per neighbour applied: tracked lost pairs fall; the gained pairs, all
-        new and all distinct ((left, x) never equals (x, right): left is never x)."""
-        pc = self.pc
+    def settle(self, p: str, x: str, lefts: dict[str, list[int]], rights: dict[str, list[int]]) -> None:
+        """scan's totals per neighbour applied: tracked lost pairs fall; gained pairs at or above
+        the floor are tracked (all new and distinct: (left, x) never equals (x, right), as left
+        is never x)."""
+        pc, where, heap, floor, first = self.pc, self.where, self.heap, self.floor, self.first
+        per_block = self.per_block
         get = pc.get
         pa, pb = p
-        fresh: dict[str, list[int]] = {}
-        for k, e in lefts.items():
-            lost = k + pa
-            v = get(lost)
-            if v is not None:
-                pc[lost] = v - e[0]
-            fresh[k + x] = e
-        for k, e in rights.items():
-            lost = pb + (pa if k == x else k)
-            v = get(lost)
-            if v is not None:
-                pc[lost] = v - e[0]
-            fresh[x + k] = e
-        return fresh
+        for on_right, weights in ((False, lefts), (True, rights)):
+            for k, e in weights.items():
+                lost = pb + (pa if k == x else k) if on_right else k + pa
+                c = e[0]
+                v = get(lost)
+                if v is not None:
+                    pc[lost] = v - c
+                if c >= floor:
+                    gained = x + k if on_right else k + x
+                    pc[gained] = c
+                    where[gained] = array("i", e[1:])
+                    # first: _first_key(c, first word of its first block, 0), inlined
+                    heappush(
+                        heap,
+                        ((-c) << POS_BITS | (e[1] * per_block) << OFF_BITS, gained)
+                        if first
+                        else (-c, gained),
+                    )
 
     def scan_bulk(
         self, p: str, x: str, ids: Sequence[int], strs: Sequence[str]
