@@ -3,6 +3,8 @@
 Same corpus file, same split pattern (gpt4), same vocab size. Every trainer runs in its own
 subprocess, so the peak RSS reported (from wait4) is that trainer's alone; wall time is the
 time from start of reading the corpus to the end of training, measured inside the child.
+`ours` breaks ties as minbpe does (`first`, the default); `ours-lexical` as rustbpe does, so
+its merges are rustbpe's: the like-for-like pair. The summary gives each one's ratios to the peers.
 
     python bench/train.py --size 10MB --vocab 32768
     python bench/train.py --size 10MB --mixed        # the issue's mix: a third each of English, Python, multilingual
@@ -41,7 +43,8 @@ SOURCES = [
 ]
 # --mixed: equal thirds of English prose, Python source and multilingual books (issue 16's "10 MB mixed")
 MIXED_SOURCES = ["pg_en_medium.txt", "code_python.txt", "pg_multilingual.txt"]
-TRAINERS = ["ours", "hf", "rustbpe", "reference"]
+# ours: minbpe's tie rule (`first`, the default); ours-lexical: rustbpe's rule, the same merges as rustbpe
+TRAINERS = ["ours", "ours-lexical", "hf", "rustbpe", "reference"]
 REFERENCE_MAX_BYTES = 200_000  # the O(N*M) reference only runs on tiny inputs
 REFERENCE_MAX_VOCAB = 1024
 
@@ -100,10 +103,11 @@ def run_child(trainer: str, path: Path, vocab: int, threads: int) -> dict:
 
     pattern = resolve_pattern("gpt4")
     start = time.perf_counter()
-    if trainer == "ours":
+    if trainer in ("ours", "ours-lexical"):
         from tokenizer.train import train
 
-        tok = train(path, vocab, workers=threads)
+        tie_break = "lexical" if trainer == "ours-lexical" else "first"
+        tok = train(path, vocab, workers=threads, tie_break=tie_break)
         stats = tok.metadata["statistics"]
         extra = {
             "merges": stats["merges"],
@@ -283,13 +287,28 @@ def main() -> int:
             f"| {name} | {r['seconds']:.2f} | {r['tree_pss_mb']:.0f} | {r['tree_peak_mb']:.0f} "
             f"| {r['peak_rss_mb']:.0f} | {r['merges']} | {t_ratio} | {m_ratio} |"
         )
+    summary = []
+    for name in ("ours", "ours-lexical"):
+        peers = [(peer, r) for peer, r in rows.items() if not peer.startswith("ours")]
+        if name in rows and peers:
+            ratios = ", ".join(
+                f"{rows[name]['seconds'] / r['seconds']:.2f}x {peer}'s time, "
+                f"{rows[name]['tree_pss_mb'] / r['tree_pss_mb']:.2f}x its memory"
+                for peer, r in peers
+            )
+            summary.append(f"{name}: {ratios}")
+    if summary:
+        print("\n" + "\n".join(summary))
     if args.runs > 1:
         print("\nall runs (s), interleaved: " + "; ".join(f"{n} {r['all_seconds']}" for n, r in rows.items()))
-    if ours and "phases" in ours:
-        print(
-            f"\nours by phase (s): {ours['phases']}; {ours['unique_chunks']:,} distinct chunks, "
-            f"{ours['pair_recounts']} pair recounts"
-        )
+    phases = [
+        f"{name} by phase (s): {r['phases']}; {r['unique_chunks']:,} distinct chunks, "
+        f"{r['pair_recounts']} pair recounts"
+        for name, r in rows.items()
+        if "phases" in r
+    ]
+    if phases:
+        print("\n" + "\n".join(phases))
     if args.json:
         args.json.write_text(
             json.dumps({"corpus": str(path.name), "bytes": size, "vocab": args.vocab, "rows": rows}, indent=1)
