@@ -73,6 +73,8 @@ class PairTable:
         keys, values = vocabulary.splits(self.width)
         long_keys, long_values = _long_splits(np, ranks, self.width)
         self.pairs = _IntMap(np, np.concatenate([keys, long_keys]), np.concatenate([values, long_values]))
+        self.tokens = vocabulary.index  # ids of byte strings up to MATRIX_WIDTH long
+        self.reach = vocabulary.reach(ranks)  # how far tokens holding a byte pair extend (_batch_cuts)
 
     def lookup(self, left: Any, right: Any) -> Any:
         """Ranks of the pairs (left[k], right[k]); _NO_RANK where the pair is not a token."""
@@ -162,6 +164,33 @@ class _Rows:
         lengths = self.lengths
         # Rows longer than p are rows[:longer[p]]; rows of length p are rows[longer[p]:longer[p - 1]].
         self.longer = np.searchsorted(-lengths, -np.arange(MATRIX_WIDTH + 1), side="left")
+        by_length = {}
+        for p in range(SHORT_KEY + 1, MATRIX_WIDTH + 1):
+            same = slice(self.longer[p], self.longer[p - 1])
+            by_length[p] = _sorted(np, _strings(np, self.left[same, :p]), self.ids[same])
+        self.index = TokenIndex(np, self._short_tokens(), by_length)
+
+    def reach(self, ranks: dict[bytes, int]) -> tuple[Any, Any]:
+        """For each byte pair (u, v) (key u << 8 | v): the largest k such that some token has
+        u, v at offsets k - 1, k, and the largest length - k of such a token (0: none has)."""
+        np = self.np
+        keys, left, right = [], [], []
+        for k in range(1, MATRIX_WIDTH):
+            rows = self.longer[k]
+            keys.append(self.left[:rows, k - 1].astype(np.int64) << 8 | self.left[:rows, k])
+            left.append(np.full(rows, k, dtype=np.int64))
+            right.append(self.lengths[:rows] - k)
+        for token in ranks:
+            if len(token) > MATRIX_WIDTH:
+                keys.append(np.array([token[k - 1] << 8 | token[k] for k in range(1, len(token))]))
+                left.append(np.arange(1, len(token)))
+                right.append(len(token) - np.arange(1, len(token)))
+        keys_all = np.concatenate(keys)
+        reach_left = np.zeros(65536, dtype=np.int64)
+        reach_right = np.zeros(65536, dtype=np.int64)
+        np.maximum.at(reach_left, keys_all, np.concatenate(left))
+        np.maximum.at(reach_right, keys_all, np.concatenate(right))
+        return reach_left, reach_right
 
     def byte_pairs(self) -> Any:
         np = self.np
@@ -193,18 +222,16 @@ class _Rows:
         prefix_ids, suffix_ids = [], []
         prefix = np.zeros(len(self.ids), dtype=np.int64)
         suffix = np.zeros(len(self.ids), dtype=np.int64)
-        short = self._short_tokens()
         for p in range(1, MATRIX_WIDTH):
-            longer, same = self.longer[p], slice(self.longer[p], self.longer[p - 1])
+            longer = self.longer[p]
             if p <= SHORT_KEY:
                 prefix = prefix << 8 | self.left[:, p - 1]
                 suffix = suffix | self.right[:, MATRIX_WIDTH - p].astype(np.int64) << (8 * (p - 1))
-                prefix_ids.append(short.get(prefix[:longer] << 3 | p, -1))
-                suffix_ids.append(short.get(suffix[:longer] << 3 | p, -1))
+                prefix_ids.append(self.index.short_ids(prefix[:longer], p))
+                suffix_ids.append(self.index.short_ids(suffix[:longer], p))
             else:
-                table = _sorted(np, _strings(np, self.left[same, :p]), self.ids[same])
-                prefix_ids.append(_find(np, table, _strings(np, self.left[:longer, :p])))
-                suffix_ids.append(_find(np, table, _strings(np, self.right[:longer, MATRIX_WIDTH - p :])))
+                prefix_ids.append(self.index.string_ids(self.left[:longer, :p]))
+                suffix_ids.append(self.index.string_ids(self.right[:longer, MATRIX_WIDTH - p :]))
         return prefix_ids, suffix_ids
 
     def _short_tokens(self) -> _IntMap:
@@ -215,6 +242,32 @@ class _Rows:
         for p in range(SHORT_KEY):
             value = value << 8 | self.right[short, MATRIX_WIDTH - SHORT_KEY + p]
         return _IntMap(np, value << 3 | self.lengths[short], self.ids[short])
+
+
+class TokenIndex:
+    """Token ids of many byte strings of one length at once (-1 where not a token): integers
+    for strings up to SHORT_KEY bytes, fixed-width strings up to MATRIX_WIDTH bytes."""
+
+    def __init__(self, np: Any, short: _IntMap, by_length: dict[int, tuple[Any, Any]]) -> None:
+        self.np, self.short, self.by_length = np, short, by_length
+
+    def short_ids(self, values: Any, length: int) -> Any:
+        """Strings of `length` <= SHORT_KEY bytes given as big-endian integers."""
+        return self.short.get(values << 3 | length, -1)
+
+    def string_ids(self, rows: Any) -> Any:
+        """Strings given as rows of a uint8 matrix (SHORT_KEY < width <= MATRIX_WIDTH)."""
+        return _find(self.np, self.by_length[rows.shape[1]], _strings(self.np, rows))
+
+    def ids(self, data: Any, starts: Any, length: int) -> Any:
+        """Ids of data[s : s + length] for each start s (data: a uint8 array)."""
+        np = self.np
+        if length <= SHORT_KEY:
+            value = np.zeros(len(starts), dtype=np.int64)
+            for k in range(length):
+                value = value << 8 | data[starts + k]
+            return self.short_ids(value, length)
+        return self.string_ids(data[starts[:, None] + np.arange(length)])
 
 
 def _strings(np: Any, rows: Any) -> Any:

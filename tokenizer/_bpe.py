@@ -25,20 +25,25 @@ _NO_RANK = 1 << 62  # "this pair is not a token"; compares above every real rank
 
 
 MergeMany = Callable[[list[bytes]], "list[tuple[int, ...]] | None"]
+FindCuts = Callable[[bytes], "list[int] | None"]
 
 
 def encode_piece(
-    piece: bytes, ranks: dict[bytes, int], longest: int, merge_many: MergeMany | None = None
+    piece: bytes,
+    ranks: dict[bytes, int],
+    longest: int,
+    merge_many: MergeMany | None = None,
+    find_cuts: FindCuts | None = None,
 ) -> tuple[int, ...]:
     """The ids of one chunk's bytes (tiktoken's `_encode_native` for one piece): the whole
-    piece if it is a token, else the merge loop. `longest` is the longest token's length;
-    `merge_many` may merge a long chunk's short segments all at once (`_batch`), giving
-    the scan's ids for each, or None when it would not pay."""
+    piece if it is a token, else the merge loop. `longest` is the longest token's length.
+    For a long chunk, `find_cuts` may find its proved-safe cuts and `merge_many` merge its
+    short segments all at once (numpy, `_batch`); either answers None when it would not pay."""
     rank = ranks.get(piece)
     if rank is not None:
         return (rank,)
     if len(piece) > HEAP_THRESHOLD:
-        return _bpe_long(piece, ranks, longest, merge_many)
+        return _bpe_long(piece, ranks, longest, merge_many, find_cuts)
     return _bpe_scan(piece, ranks)
 
 
@@ -128,7 +133,11 @@ def _bpe_heap(piece: bytes, ranks: dict[bytes, int]) -> tuple[int, ...]:
 
 
 def _bpe_long(
-    piece: bytes, ranks: dict[bytes, int], longest: int, merge_many: MergeMany | None = None
+    piece: bytes,
+    ranks: dict[bytes, int],
+    longest: int,
+    merge_many: MergeMany | None = None,
+    find_cuts: FindCuts | None = None,
 ) -> tuple[int, ...]:
     """A long chunk, merged as independent segments cut where no merge can ever cross.
 
@@ -147,7 +156,7 @@ def _bpe_long(
     """
     ids: list[int] = []
     done: dict[bytes, tuple[int, ...]] = {}
-    cuts = _safe_cuts(piece, ranks, longest)
+    cuts = (find_cuts and find_cuts(piece)) or _safe_cuts(piece, ranks, longest)
     if merge_many is not None:
         short = list({piece[a:b] for a, b in pairwise(cuts) if 1 < b - a <= HEAP_THRESHOLD})
         merged = merge_many(short)

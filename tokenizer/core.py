@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import _batch, formats
-from ._bpe import HEAP_THRESHOLD, bpe_merge, encode_piece
+from ._batch_cuts import safe_cuts
+from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, bpe_merge, encode_piece
 from .patterns import compile_pattern, resolve_pattern
 from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
@@ -321,8 +322,17 @@ class Tokenizer:
         return self._encode_piece(chunk.encode("utf-8"))
 
     def _encode_piece(self, piece: bytes) -> tuple[int, ...]:
-        merge_many = self._merge_segments if len(piece) > HEAP_THRESHOLD else None
-        return encode_piece(piece, self.mergeable_ranks, self._max_token_length(), merge_many)
+        if len(piece) <= HEAP_THRESHOLD:
+            return encode_piece(piece, self.mergeable_ranks, self._max_token_length())
+        return encode_piece(
+            piece, self.mergeable_ranks, self._max_token_length(), self._merge_segments, self._find_cuts
+        )
+
+    def _find_cuts(self, piece: bytes) -> list[int] | None:
+        """A long chunk's proved-safe cuts found with numpy, or None when that would not pay."""
+        if not self.batch_pays(len(piece) // MIN_SEGMENT, len(piece)):
+            return None
+        return safe_cuts(piece, self.mergeable_ranks, self._max_token_length(), self.pair_table())
 
     def _merge_segments(self, segments: list[bytes]) -> list[tuple[int, ...]] | None:
         """A long chunk's short segments merged together, or None when that would not pay."""
