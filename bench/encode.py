@@ -11,6 +11,8 @@ Ratios are tiktoken's seconds / ours (above 1: we are faster) in table 1, and ou
 tiktoken's (below 1: we are faster) in table 2. Each figure is the best of --repeats fresh
 processes; compare ratios from one run, absolute times move with the machine's load.
 Ids are checked equal to tiktoken's in every cold and adversarial run (outside the timing).
+The last column of table 1 is the cold encode with BPE_PURE_PYTHON=1: without numpy's batch
+merge, the code the page's worker runs.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import lzma
+import os
 import random
 import string
 import subprocess
@@ -35,6 +38,7 @@ TEXTS = {
 ADVERSARIAL = ("one letter", "letters", "cjk")
 ENCODINGS = ("cl100k_base", "o200k_base")
 CJK_FIRST, CJK_END = 0x4E00, 0x9FA6  # CJK Unified Ideographs (3 bytes each in UTF-8)
+PURE_PYTHON_ENV = "BPE_PURE_PYTHON"  # tokenizer._batch's switch: no numpy batch merge (the page's path)
 
 
 def load_text(kind: str, megabytes: float) -> str:
@@ -55,7 +59,7 @@ def load_text(kind: str, megabytes: float) -> str:
 
 
 def measure_here(kind: str, encoding: str, megabytes: float, mode: str) -> float:
-    """Seconds for one encode in this process (mode: tiktoken, cold or warm)."""
+    """Seconds for one encode in this process (mode: tiktoken, cold, pure or warm)."""
     import tiktoken
 
     sys.path.insert(0, str(ROOT))
@@ -72,7 +76,7 @@ def measure_here(kind: str, encoding: str, megabytes: float, mode: str) -> float
     start = time.perf_counter()
     ids = encode(text)
     seconds = time.perf_counter() - start
-    if mode == "cold" and ids != ref.encode_ordinary(text):
+    if mode in ("cold", "pure") and ids != ref.encode_ordinary(text):
         raise SystemExit(f"{kind} {encoding}: ids differ from tiktoken's")
     return seconds
 
@@ -80,26 +84,31 @@ def measure_here(kind: str, encoding: str, megabytes: float, mode: str) -> float
 def measure(kind: str, encoding: str, megabytes: float, mode: str, repeats: int) -> float:
     """Best seconds over `repeats` fresh processes."""
     best = float("inf")
+    env = {**os.environ, PURE_PYTHON_ENV: "1" if mode == "pure" else ""}
     for _ in range(repeats):
         args = [sys.executable, __file__, "--measure", json.dumps([kind, encoding, megabytes, mode])]
-        out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout
         best = min(best, float(out))
     return best
 
 
 def real_text_table(megabytes: float, repeats: int) -> None:
     print(f"\n{megabytes:g} MB of each text; MB/s of UTF-8 input; ratio = tiktoken seconds / ours\n")
-    print("| text | encoding | tiktoken MB/s | ours cold | ours warm | cold vs tiktoken | warm vs tiktoken |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print(
+        "| text | encoding | tiktoken MB/s | ours cold | ours warm | cold vs tiktoken | warm vs tiktoken "
+        "| cold, pure Python (the page's path) |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for kind in TEXTS:
         size = len(load_text(kind, megabytes).encode("utf-8")) / 1e6
         for encoding in ENCODINGS:
-            t_ref, t_cold, t_warm = (
-                measure(kind, encoding, megabytes, mode, repeats) for mode in ("tiktoken", "cold", "warm")
+            t_ref, t_cold, t_warm, t_pure = (
+                measure(kind, encoding, megabytes, mode, repeats)
+                for mode in ("tiktoken", "cold", "warm", "pure")
             )
             print(
                 f"| {kind} | {encoding} | {size / t_ref:.1f} | {size / t_cold:.1f} | {size / t_warm:.1f} "
-                f"| {t_ref / t_cold:.2f}x | {t_ref / t_warm:.2f}x |",
+                f"| {t_ref / t_cold:.2f}x | {t_ref / t_warm:.2f}x | {t_ref / t_pure:.2f}x |",
                 flush=True,
             )
 

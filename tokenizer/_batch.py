@@ -21,6 +21,7 @@ tests/test_batch.py checks it against the scan and against tiktoken.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from bisect import bisect_left
 from itertools import accumulate
@@ -38,15 +39,25 @@ PURE_PYTHON_ENV = "BPE_PURE_PYTHON"  # set to 1 to skip numpy (what the browser 
 _numpy: Any = None
 
 
+def available() -> bool:
+    """Whether the batch merge can run (numpy installed, BPE_PURE_PYTHON unset), without
+    importing numpy: that costs 0.1 s or more, paid only when a batch is worth it."""
+    if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
+        return False
+    if _numpy is None:
+        return importlib.util.find_spec("numpy") is not None
+    return _numpy is not False
+
+
 def numpy_or_none() -> Any:
     """numpy if it can be imported (and BPE_PURE_PYTHON is not set), else None."""
     global _numpy
-    if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
+    if not available():
         return None
     if _numpy is None:
         try:
             import numpy
-        except ImportError:  # Pyodide's worker ships without numpy
+        except ImportError:  # pragma: no cover - found but broken
             _numpy = False
         else:
             _numpy = numpy

@@ -240,7 +240,7 @@ class Tokenizer:
         cache = self._cache
         if type(cache) is not _ChunkCache:  # someone assigned a plain dict to reset it
             cache = self._cache = _ChunkCache(self._encode_new_chunk, cache)
-        if len(chunks) >= _batch.BATCH_MIN_CHUNKS and _batch.numpy_or_none() is not None:
+        if len(chunks) >= _batch.BATCH_MIN_CHUNKS and _batch.available():
             return self._encode_many(chunks, cache)
         # Hits never leave C: a miss calls _ChunkCache.__missing__ (one Python call per new chunk).
         return list(chain.from_iterable(map(cache.__getitem__, chunks)))
@@ -270,7 +270,7 @@ class Tokenizer:
     def chunk_token_counts(self, chunks: list[str]) -> list[int]:
         """How many tokens each chunk encodes to (len of its ids), without keeping the ids:
         what counting needs. Many chunks are merged together when numpy is there."""
-        if len(chunks) < _batch.BATCH_MIN_CHUNKS or _batch.numpy_or_none() is None:
+        if len(chunks) < _batch.BATCH_MIN_CHUNKS or not _batch.available():
             return [len(self._encode_new_chunk(chunk)) for chunk in chunks]
         return self._merge_pieces([chunk.encode("utf-8") for chunk in chunks], lengths_only=True)
 
@@ -302,9 +302,11 @@ class Tokenizer:
     def batch_pays(self, pieces: int, size: int) -> bool:
         """Whether merging `pieces` new chunks of `size` bytes together beats the Python loop:
         numpy is there, they are many, and the pair table is built or worth building."""
-        if pieces < _batch.BATCH_MIN_CHUNKS or _batch.numpy_or_none() is None:
+        if pieces < _batch.BATCH_MIN_CHUNKS or not _batch.available():
             return False
-        return self._pairs is not None or size >= _batch.TABLE_BYTES_PER_RANK * len(self.mergeable_ranks)
+        if self._pairs is None and size < _batch.TABLE_BYTES_PER_RANK * len(self.mergeable_ranks):
+            return False
+        return _batch.numpy_or_none() is not None
 
     def pair_table(self) -> _batch.PairTable:
         """The batch merge's table of token pairs, built once (needs numpy)."""
