@@ -100,9 +100,9 @@ window.__bpe.rpc = rpc;
 window.__bpe.text = { getText, moveCaret, setText }; // tests and bench/browser.py
 
 // The train panel, the Learn view and the analysis views are optional modules: mounted only if
-// the build has them, while the worker boots (the main thread is idle then), one per frame: the
-// first style and layout of their forms cost 40-100 ms together on the test machine, a long task
-// if done at once (and right when the first tokens arrive, if done after `ready`).
+// the build has them, after `ready`, one per frame: the first style and layout of their forms
+// cost 40-100 ms together on the test machine, one long task if done at once. (Mounting them
+// while the worker boots instead measured no better: on 2 busy cores it delays `ready`.)
 const OPTIONAL = [
   ["train.js", "mountTrainPanel", "train-panel"],
   ["learn.js", "mountLearnView", "learn-panel"],
@@ -136,7 +136,6 @@ async function boot() {
   const initial = wanted.length ? wanted : state.manifest.default_encodings;
   prefetch(initial); // downloads overlap the boot
   for (const n of initial) addPanel(n);
-  mountOptionals();
   await workerReady;
 
   state.ready = true;
@@ -146,6 +145,7 @@ async function boot() {
   setStatus("ready", `Pyodide ${state.manifest.pyodide.version} · ready in ${(metrics.ready / 1000).toFixed(1)} s`);
   input.disabled = false;
   refreshAll();
+  mountOptionals();
 }
 
 boot().catch((e) => showFatal(e.message));
