@@ -263,7 +263,7 @@ class Tokenizer:
                     cache.clear()
                     new = distinct
                 new_chunks = list(new)
-                pieces = [chunk.encode("utf-8") for chunk in new_chunks]
+                pieces = list(map(str.encode, new_chunks))  # UTF-8
                 cache.update(zip(new_chunks, self._merge_pieces(pieces), strict=True))
         return list(chain.from_iterable(map(cache.__getitem__, chunks)))
 
@@ -272,22 +272,19 @@ class Tokenizer:
         what counting needs. Many chunks are merged together when numpy is there."""
         if len(chunks) < _batch.BATCH_MIN_CHUNKS or not _batch.available():
             return [len(self._encode_new_chunk(chunk)) for chunk in chunks]
-        return self._merge_pieces([chunk.encode("utf-8") for chunk in chunks], lengths_only=True)
+        return self._merge_pieces(list(map(str.encode, chunks)), lengths_only=True)
 
     def _merge_pieces(self, pieces: list[bytes], *, lengths_only: bool = False) -> list[Any]:
         """Each piece's ids (or their number) exactly as `_encode_new_chunk` gives them: whole
         tokens and long pieces one by one, the rest through `_batch` in one go."""
-        whole = self.mergeable_ranks.get if self.chunk_lookup else {}.get
-        results: list[Any] = [None] * len(pieces)
-        batched: list[int] = []
-        for i, piece in enumerate(pieces):
-            rank = whole(piece)
-            if rank is not None:
-                results[i] = 1 if lengths_only else (rank,)
-            elif 1 < len(piece) <= HEAP_THRESHOLD:
-                batched.append(i)
-            else:
-                ids = self._piece_ids(piece)
+        whole = list(map(self.mergeable_ranks.get, pieces)) if self.chunk_lookup else [None] * len(pieces)
+        # A piece that is a token gives (rank,) (1 when counting); the others are filled below.
+        results: list[Any] = [1] * len(pieces) if lengths_only else list(zip(whole))
+        rest = [i for i, rank in enumerate(whole) if rank is None]
+        batched = [i for i in rest if 1 < len(pieces[i]) <= HEAP_THRESHOLD]
+        for i in rest:
+            if not 1 < len(pieces[i]) <= HEAP_THRESHOLD:
+                ids = self._piece_ids(pieces[i])
                 results[i] = len(ids) if lengths_only else ids
         to_merge = [pieces[i] for i in batched]
         if self.batch_pays(len(to_merge), sum(map(len, to_merge))):
