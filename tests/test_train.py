@@ -430,3 +430,50 @@ def test_first_occurrence_decides_ties_not_creation_order():
     # PEERS.md's example: minbpe merges "zy" first, rustbpe " a".
     assert train("zy zy ab ab", 257, min_frequency=1).merges == [(122, 121)]
     assert train("zy zy ab ab", 257, tie_break="lexical", min_frequency=1).merges == [(32, 97)]
+
+
+def _tracked_pairs_are_exact(trainer) -> None:
+    """After a merge: each tracked pair's count equals a recount and its block list holds every
+    block where it occurs; every pair that is not tracked is below the floor."""
+    stats, lists = trainer.count_pairs_python()
+    for k, c in trainer.pc.items():
+        assert stats.get(k, 0) == c, f"pair {k!r}"
+        assert set(lists.get(k, ())) <= set(trainer.where[k]), f"pair {k!r}"
+    assert all(c < trainer.floor for k, c in stats.items() if k not in trainer.pc)
+
+
+def _merge_checking_every_step(counts: Counter, merges: int, first: bool, per_block: int, bulk: bool) -> None:
+    with (
+        mock.patch.object(store_module, "WORDS_PER_BLOCK", per_block),
+        mock.patch.object(heap_module, "BULK_MIN_BLOCKS", 1 if bulk else 1 << 60),
+    ):
+        blocks, wcounts = store_module.pack_words(counts.items(), per_block)
+        trainer = heap_module._HeapTrainer(blocks, wcounts, first, 1)
+        trainer.run(merges, None, lambda _step: _tracked_pairs_are_exact(trainer))
+    _tracked_pairs_are_exact(trainer)
+
+
+@pytest.mark.parametrize("per_block", [1, 3, 8])
+@pytest.mark.parametrize("bulk", [False, True])
+def test_every_merge_leaves_exact_counts_on_real_text(per_block, bulk):
+    """Both merge paths (word by word: neighbours' weights summed per character; numpy) keep
+    every tracked count exact, merge after merge, on English, Python and multilingual text."""
+    text = "".join(
+        corpus(name, 5_000) for name in ("pg_en_medium.txt", "code_python.txt", "pg_multilingual.txt")
+    )
+    counts = Counter(chunks_of(text, "gpt4"))
+    _merge_checking_every_step(counts, 80, first=per_block != 3, per_block=per_block, bulk=bulk)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    text=tie_heavy,
+    pattern=st.sampled_from(PATTERNS),
+    per_block=st.sampled_from([1, 2, 5]),
+    bulk=st.booleans(),
+)
+def test_every_merge_leaves_exact_counts(text, pattern, per_block, bulk):
+    """Runs of one letter ("aaaa": touching occurrences), pairs at a block's start and end."""
+    _merge_checking_every_step(
+        Counter(chunks_of(text, pattern)), 30, first=True, per_block=per_block, bulk=bulk
+    )
