@@ -45,6 +45,7 @@ SOURCES = [
 MIXED_SOURCES = ["pg_en_medium.txt", "code_python.txt", "pg_multilingual.txt"]
 # ours: minbpe's tie rule (`first`, the default); ours-lexical: rustbpe's rule, the same merges as rustbpe
 TRAINERS = ["ours", "ours-lexical", "hf", "rustbpe", "reference"]
+BASELINE = "@baseline"  # ours@baseline: ours from the --baseline checkout
 REFERENCE_MAX_BYTES = 200_000  # the O(N*M) reference only runs on tiny inputs
 REFERENCE_MAX_VOCAB = 1024
 
@@ -155,9 +156,13 @@ def run_child(trainer: str, path: Path, vocab: int, threads: int) -> dict:
     return {"seconds": time.perf_counter() - start, **extra}
 
 
-def measure(trainer: str, path: Path, vocab: int, threads: int) -> dict:
-    """Run one trainer in a fresh interpreter; wall time from the child, peak RSS from wait4."""
-    env = {**os.environ, "RAYON_NUM_THREADS": str(threads), "PYTHONPATH": str(ROOT)}
+def measure(trainer: str, path: Path, vocab: int, threads: int, baseline: Path | None = None) -> dict:
+    """Run one trainer in a fresh interpreter; wall time from the child, peak RSS from wait4.
+    A name ending in BASELINE runs that trainer with the `tokenizer` package of `baseline`."""
+    root = ROOT
+    if trainer.endswith(BASELINE):
+        trainer, root = trainer.removesuffix(BASELINE), baseline
+    env = {**os.environ, "RAYON_NUM_THREADS": str(threads), "PYTHONPATH": str(root)}
     cmd = [sys.executable, __file__, "--child", trainer, "--file", str(path), "--vocab", str(vocab)]
     cmd += ["--threads", str(threads)]
     with tempfile.TemporaryFile() as err:
@@ -233,6 +238,12 @@ def main() -> int:
         "--trainers", default=",".join(TRAINERS), help="comma-separated subset of " + ",".join(TRAINERS)
     )
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout of another version (e.g. `git worktree add /tmp/base HEAD~3`): its ours and "
+        "ours-lexical run too, interleaved with everything else, as ours@baseline and ours-lexical@baseline",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -258,10 +269,12 @@ def main() -> int:
             )
             continue
         trainers.append(trainer)
+        if args.baseline and trainer.startswith("ours"):
+            trainers.append(trainer + BASELINE)
     runs: dict[str, list[dict]] = {t: [] for t in trainers}
     for _ in range(args.runs):  # round robin: a change in the machine's load hits every trainer alike
         for trainer in trainers:
-            r = measure(trainer, path, args.vocab, args.threads)
+            r = measure(trainer, path, args.vocab, args.threads, args.baseline)
             runs[trainer].append(r)
             print(
                 f"  {trainer}: {r['seconds']:.2f} s, peak PSS {r['tree_pss_mb']:.0f} MB, load {_load()}",
@@ -288,7 +301,7 @@ def main() -> int:
             f"| {r['peak_rss_mb']:.0f} | {r['merges']} | {t_ratio} | {m_ratio} |"
         )
     summary = []
-    for name in ("ours", "ours-lexical"):
+    for name in ("ours", "ours-lexical", "ours" + BASELINE, "ours-lexical" + BASELINE):
         peers = [(peer, r) for peer, r in rows.items() if not peer.startswith("ours")]
         if name in rows and peers:
             ratios = ", ".join(
