@@ -85,7 +85,18 @@ class PairTable:
         long_keys, long_values = _long_splits(np, ranks, self.width)
         self.pairs = _IntMap(np, np.concatenate([keys, long_keys]), np.concatenate([values, long_values]))
         self.tokens = vocabulary.index  # ids of byte strings up to MATRIX_WIDTH long
-        self.reach = vocabulary.reach(ranks)  # how far tokens holding a byte pair extend (_batch_cuts)
+        self._unreached: tuple[_Rows, dict[bytes, int]] | None = (vocabulary, ranks)
+        self._reach: tuple[Any, Any] | None = None
+
+    @property
+    def reach(self) -> tuple[Any, Any]:
+        """How far tokens holding each byte pair extend (`_Rows.reach`), made on first use:
+        only long chunks' cuts (`_batch_cuts`) need it."""
+        unreached = self._unreached
+        if self._reach is None and unreached is not None:  # (another thread may be done: then _reach is set)
+            self._reach = unreached[0].reach(unreached[1])
+            self._unreached = None  # the token matrices are not needed any more
+        return self._reach  # type: ignore[return-value]
 
     def lookup(self, left: Any, right: Any) -> Any:
         """Ranks of the pairs (left[k], right[k]); _NO_RANK where the pair is not a token."""

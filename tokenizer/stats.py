@@ -24,6 +24,7 @@ all new chunks, which `Tokenizer.chunk_token_counts` merges together (numpy, `_b
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -71,7 +72,7 @@ def tokens_in(
 ) -> int:
     """Tokens of text with these chunk counts: each distinct chunk encoded once."""
     lengths = chunk_lengths(tok, chunks, workers=workers, memo=memo)
-    return sum(n * lengths[chunk] for chunk, n in chunks.items())
+    return sum(map(operator.mul, chunks.values(), map(lengths.__getitem__, chunks)))
 
 
 def count_tokens(tok: Tokenizer, text: str, *, workers: int = 1, memo: dict[str, int] | None = None) -> int:
