@@ -229,3 +229,18 @@ def test_long_chunks_segments_merged_together_equal_tiktoken(name, kind, batch_a
     tok = _fresh(name)
     assert tok.encode_ordinary(text) == tiktoken_reference(name).encode_ordinary(text)
     assert tok._pairs is not None
+
+
+def test_no_table_for_vocabularies_too_big_or_ids_too_high(batch_always, monkeypatch):
+    """Such tokenizers encode through the Python loop, exactly, and build no table."""
+    ranks = dict(get_encoding("gpt2").mergeable_ranks)
+    text = corpus_text("udhr_sample.txt", 50_000)
+    expected = tiktoken_reference("gpt2").encode_ordinary(text)
+    monkeypatch.setattr(_batch, "TABLE_MAX_RANKS", len(ranks) - 1)
+    big = Tokenizer(ranks, get_encoding("gpt2").pattern)
+    assert big.encode_ordinary(text) == expected and big._pairs is None
+    monkeypatch.setattr(_batch, "TABLE_MAX_RANKS", 1 << 19)
+    high = {token: (rank if rank < 256 else rank + (1 << 31)) for token, rank in ranks.items()}
+    tok = Tokenizer(high, get_encoding("gpt2").pattern)
+    shifted = [i if i < 256 else i + (1 << 31) for i in expected]
+    assert tok.encode_ordinary(text) == shifted and tok._pairs is None

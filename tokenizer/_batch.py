@@ -29,6 +29,7 @@ from typing import Any
 
 BATCH_MIN_CHUNKS = 2_000  # new chunks below which numpy's per-call cost outweighs the batch
 TABLE_BYTES_PER_RANK = 3  # new chunk bytes per vocabulary entry from which building the table pays
+TABLE_MAX_RANKS = 1 << 19  # tokens above which no pair table is built (its memory grows with them)
 BATCH_BYTES = 1 << 20  # bytes of chunks merged in one batch (1 MB: its arrays stay near 100 MB)
 SHORT_KEY = 7  # bytes; tokens up to this long are looked up as integers, longer ones as fixed-width strings
 MATRIX_WIDTH = 32  # bytes; tokens up to this long are split with numpy, longer ones (few) in Python
@@ -47,6 +48,12 @@ def available() -> bool:
     if _numpy is None:
         return importlib.util.find_spec("numpy") is not None
     return _numpy is not False
+
+
+def fits(ranks: dict[bytes, int]) -> bool:
+    """Whether a pair table for these ranks stays small: at most TABLE_MAX_RANKS tokens
+    (o200k_base has 200k; its table takes about 30 MB) and ids below 2**31."""
+    return len(ranks) <= TABLE_MAX_RANKS and max(ranks.values()) < _NO_RANK
 
 
 def numpy_or_none() -> Any:

@@ -301,7 +301,10 @@ class Tokenizer:
         numpy is there, they are many, and the pair table is built or worth building."""
         if pieces < _batch.BATCH_MIN_CHUNKS or not _batch.available():
             return False
-        if self._pairs is None and size < _batch.TABLE_BYTES_PER_RANK * len(self.mergeable_ranks):
+        if self._pairs is None and not (
+            size >= _batch.TABLE_BYTES_PER_RANK * len(self.mergeable_ranks)
+            and _batch.fits(self.mergeable_ranks)
+        ):
             return False
         return _batch.numpy_or_none() is not None
 
