@@ -1,8 +1,9 @@
 """Heap trainer: byte-level BPE merges, exact against minbpe (`first`) and rustbpe (`lexical`).
 
 Words are the distinct chunks, one character per token id, several to a str
-(_wordstore.py): merging a pair inside a word is then `str.replace`, which is exactly
-BPE's left-to-right, non-overlapping rule, run in C.
+(_wordstore.py): merging a pair inside a word is then `str.replace` (or `str.split` at the
+pair and a join, the same occurrences), which is exactly BPE's left-to-right,
+non-overlapping rule, run in C.
 
 Per merge only the neighbours of each replaced occurrence change, so pair counts are
 updated in place. Counts of existing pairs only fall and every pair containing the new
