@@ -360,13 +360,10 @@ def measure_throughput(page, name: str, label: str, text: str) -> dict:
         }""",
         [name, text],
     )
-    from tokenizer.encodings import DATA_DIR
 
-    fresh = encoding_from_bytes((DATA_DIR / f"{name}.bpe").read_bytes())  # empty chunk cache, as the worker's
-    t = time.perf_counter()
-    ids = fresh.encode(text, allowed_special="all")
-    cpy_ms = (time.perf_counter() - t) * 1000
-    assert len(ids) == res["n"], (name, len(ids), res["n"])
+    cpy_ms, n_ids = _cpython_ms(name, text, pure=True)  # the worker's code: no numpy batch merge
+    assert n_ids == res["n"], (name, n_ids, res["n"])
+    batch_ms, _ = _cpython_ms(name, text, pure=False)
     return {
         "encoding": name,
         "text": label,
@@ -375,7 +372,27 @@ def measure_throughput(page, name: str, label: str, text: str) -> dict:
         "worker_MBps": data_len / 1e6 / (res["py"] / 1000),
         "worker_roundtrip_MBps": data_len / 1e6 / (res["rt"] / 1000),
         "cpython_MBps": data_len / 1e6 / (cpy_ms / 1000),
+        "cpython_numpy_MBps": data_len / 1e6 / (batch_ms / 1000),
     }
+
+
+def _cpython_ms(name: str, text: str, *, pure: bool) -> tuple[float, int]:
+    """One encode in this process with a fresh encoding (an empty chunk cache, as the worker's);
+    pure: without numpy's batch merge (BPE_PURE_PYTHON), the code the worker runs."""
+    from tokenizer.encodings import DATA_DIR
+
+    fresh = encoding_from_bytes((DATA_DIR / f"{name}.bpe").read_bytes())
+    saved = os.environ.get("BPE_PURE_PYTHON")
+    os.environ["BPE_PURE_PYTHON"] = "1" if pure else ""
+    try:
+        t = time.perf_counter()
+        ids = fresh.encode(text, allowed_special="all")
+        return (time.perf_counter() - t) * 1000, len(ids)
+    finally:
+        if saved is None:
+            del os.environ["BPE_PURE_PYTHON"]
+        else:
+            os.environ["BPE_PURE_PYTHON"] = saved
 
 
 def measure_formats(page, dist: Path) -> list[dict]:
@@ -553,11 +570,15 @@ def report(r: dict) -> None:
         print("analysis views (issue 14): wall time to the result, longest main-thread task")
     for a in r["analysis"]:
         print(f"  {a['view']:45} {a['s']:6.1f} s  longest task {a['longest_task_ms']:5.0f} ms")
-    print("encode throughput (MB/s):   worker (Python time) / worker round trip / CPython")
+    print(
+        "encode throughput (MB/s):   worker (Python time) / worker round trip / CPython, same code"
+        " (no numpy) / CPython with numpy's batch merge"
+    )
     for t in r["throughput"]:
         print(
             f"  {t['encoding']:12} {t['text']:18} {t['worker_MBps']:6.2f} / {t['worker_roundtrip_MBps']:6.2f} / "
-            f"{t['cpython_MBps']:6.2f}   ratio CPython/worker {t['cpython_MBps'] / t['worker_MBps']:.1f}x"
+            f"{t['cpython_MBps']:6.2f} / {t['cpython_numpy_MBps']:6.2f}   "
+            f"worker / CPython same code {t['worker_MBps'] / t['cpython_MBps']:.2f}x"
         )
     print("cl100k_base load in the worker (best of 3): format, bytes, fetch ms, parse ms")
     for f in r["load_formats"]:
