@@ -47,6 +47,7 @@ import build_wasm  # noqa: E402
 from tests.browser.conftest import CHROMIUM_ARGS, find_chromium  # noqa: E402
 from tests.helpers import CORPORA  # noqa: E402
 from tokenizer import formats  # noqa: E402
+from tokenizer._batch import PURE_PYTHON_ENV  # noqa: E402
 from tokenizer.encodings import encoding_from_bytes, npm_encoders_dir  # noqa: E402
 
 LONGTASK_INIT = """
@@ -382,17 +383,17 @@ def _cpython_ms(name: str, text: str, *, pure: bool) -> tuple[float, int]:
     from tokenizer.encodings import DATA_DIR
 
     fresh = encoding_from_bytes((DATA_DIR / f"{name}.bpe").read_bytes())
-    saved = os.environ.get("BPE_PURE_PYTHON")
-    os.environ["BPE_PURE_PYTHON"] = "1" if pure else ""
+    saved = os.environ.get(PURE_PYTHON_ENV)
+    os.environ[PURE_PYTHON_ENV] = "1" if pure else ""
     try:
         t = time.perf_counter()
         ids = fresh.encode(text, allowed_special="all")
         return (time.perf_counter() - t) * 1000, len(ids)
     finally:
         if saved is None:
-            del os.environ["BPE_PURE_PYTHON"]
+            del os.environ[PURE_PYTHON_ENV]
         else:
-            os.environ["BPE_PURE_PYTHON"] = saved
+            os.environ[PURE_PYTHON_ENV] = saved
 
 
 def measure_formats(page, dist: Path) -> list[dict]:

@@ -29,6 +29,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tokenizer._batch import PURE_PYTHON_ENV  # noqa: E402  (no numpy batch merge: the page's path)
+
 CORPORA = ROOT / ".." / "shared" / "corpora"
 TEXTS = {
     "english": ["pg_en_medium.txt"],
@@ -38,7 +41,6 @@ TEXTS = {
 ADVERSARIAL = ("one letter", "letters", "cjk")
 ENCODINGS = ("cl100k_base", "o200k_base")
 CJK_FIRST, CJK_END = 0x4E00, 0x9FA6  # CJK Unified Ideographs (3 bytes each in UTF-8)
-PURE_PYTHON_ENV = "BPE_PURE_PYTHON"  # tokenizer._batch's switch: no numpy batch merge (the page's path)
 
 
 def load_text(kind: str, megabytes: float) -> str:

@@ -11,12 +11,14 @@ Why each piece equals the scan:
   `PairTable` holds for every split of every token into two tokens: exactly the pairs whose
   concatenation is a token, so "no entry" is the scan's "not a token".
 * The leftmost lowest pair of each chunk is one `minimum.reduceat` over keys
-  `rank << SHIFT | position`: the lowest rank first, then the lowest position.
-* After merging the pair at i, only the pairs at i - 1 and i change (as in the scan).
+  `rank << shift | position`: the lowest rank first, then the lowest position.
+* After merging the pair at i with the next live part, only the pairs starting at the
+  previous live part and at i change (as in the scan); the merged-away part is unlinked.
 
-Used only on CPython with numpy for batches of at least BATCH_MIN_CHUNKS chunks of at most
-`_bpe.HEAP_THRESHOLD` bytes; the browser and small inputs use the pure-Python loop.
-tests/test_batch.py checks it against the scan and against tiktoken.
+Used on CPython with numpy (`Tokenizer.batch_pays` decides) for thousands of new chunks
+of at most `_bpe.HEAP_THRESHOLD` bytes: a text's new chunks, `stats`, a long chunk's
+segments (whose cuts `_batch_cuts` finds with the same tables). The page and small
+inputs use the pure-Python loop. tests/test_batch.py checks it against the scan and tiktoken.
 """
 
 from __future__ import annotations
