@@ -258,7 +258,9 @@ class Tokenizer:
                 windows = (chunks[i : i + BATCH_WINDOW] for i in range(0, len(chunks), BATCH_WINDOW))
                 return list(chain.from_iterable(self._encode_many(window, cache) for window in windows))
             new = distinct.difference(cache)
-            if len(new) >= _batch.BATCH_MIN_CHUNKS:
+            # Characters stand in for bytes here (fewer, never more): a batch that would not pay
+            # leaves the new chunks to the cache, one by one, as on the plain path.
+            if self.batch_pays(len(new), sum(map(len, new))):
                 if len(cache) + len(new) > CACHE_SIZE:
                     cache.clear()
                     new = distinct
