@@ -244,3 +244,15 @@ def test_no_table_for_vocabularies_too_big_or_ids_too_high(batch_always, monkeyp
     tok = Tokenizer(high, get_encoding("gpt2").pattern)
     shifted = [i if i < 256 else i + (1 << 31) for i in expected]
     assert tok.encode_ordinary(text) == shifted and tok._pairs is None
+
+
+def test_default_thresholds_batch_multilingual_text_but_not_english(monkeypatch):
+    """With the shipped thresholds: 6 MB of English goes through the Python loop (its new
+    chunks are too few to pay for the table), the multilingual books through the batch;
+    both give tiktoken's ids."""
+    monkeypatch.delenv(_batch.PURE_PYTHON_ENV, raising=False)
+    for text_name, batched in (("pg_en_medium.txt", False), ("pg_multilingual.txt", True)):
+        text = corpus_text(text_name)[:6_000_000]
+        tok = _fresh("cl100k_base")
+        assert tok.encode_ordinary(text) == tiktoken_reference("cl100k_base").encode_ordinary(text)
+        assert (tok._pairs is not None) == batched, text_name

@@ -15,6 +15,7 @@ before they existed.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Callable, Collection, Iterable
@@ -32,7 +33,8 @@ from .validate import TokenizerFileError
 
 CACHE_SIZE = 1 << 18  # chunk -> ids entries kept before the cache is cleared (~40 MB at most)
 BATCH_WINDOW = CACHE_SIZE // 2  # chunks whose new ones are merged together (half the cache: all fit)
-SAMPLE_STEP = 32  # every 32nd chunk of a window is looked up to guess whether many are new
+SAMPLE_STEP = 32  # every 32nd chunk is looked up to guess whether many are new
+ESTIMATE_MARGIN = 2  # how far the sample's guess of new bytes must pass the batch's price
 
 
 class Tokenizer:
@@ -249,18 +251,15 @@ class Tokenizer:
         """Many chunks: the new ones are merged together (`_batch`, when there are enough of
         them and numpy is there), then every chunk is read from the cache. More distinct
         chunks than the cache holds go a window of BATCH_WINDOW chunks at a time."""
-        # A sample first: a warm cache (text seen before) skips building the set of new chunks.
-        sample = chunks[::SAMPLE_STEP]
-        misses = len(sample) - sum(map(cache.__contains__, sample))
-        if misses * SAMPLE_STEP >= _batch.BATCH_MIN_CHUNKS:
+        # A sample first: a warm cache (text seen before), or too few new chunks for a batch
+        # to pay, skips building the set of new chunks.
+        if self._sample_says_batch(chunks, cache):
             distinct = set(chunks)
             if len(distinct) > CACHE_SIZE:
                 windows = (chunks[i : i + BATCH_WINDOW] for i in range(0, len(chunks), BATCH_WINDOW))
                 return list(chain.from_iterable(self._encode_many(window, cache) for window in windows))
             new = distinct.difference(cache)
-            # Characters stand in for bytes here (fewer, never more): a batch that would not pay
-            # leaves the new chunks to the cache, one by one, as on the plain path.
-            if self.batch_pays(len(new), sum(map(len, new))):
+            if len(new) >= _batch.BATCH_MIN_CHUNKS:
                 if len(cache) + len(new) > CACHE_SIZE:
                     cache.clear()
                     new = distinct
@@ -268,6 +267,25 @@ class Tokenizer:
                 pieces = list(map(str.encode, new_chunks))  # UTF-8
                 cache.update(zip(new_chunks, self._merge_pieces(pieces), strict=True))
         return list(chain.from_iterable(map(cache.__getitem__, chunks)))
+
+    def _sample_says_batch(self, chunks: list[str], cache: _ChunkCache) -> bool:
+        """Whether the new chunks look many enough for a batch, judged from every
+        SAMPLE_STEP-th chunk. Distinct words grow slower than the text (Heaps' law), so the
+        distinct new chunks of the sample and of half of it give the growth exponent, and
+        the sample's figures are scaled up by it. The guess overshoots (1.6x on English), so
+        it must reach ESTIMATE_MARGIN times the table's price; only speed depends on it."""
+        missed = [chunk for chunk in chunks[::SAMPLE_STEP] if chunk not in cache]
+        if len(missed) * SAMPLE_STEP < _batch.BATCH_MIN_CHUNKS:
+            return False
+        if self._pairs is not None:
+            return True
+        pieces = [chunk.encode("utf-8", "surrogatepass") for chunk in missed]
+        if self.chunk_lookup:  # a chunk that is a token is looked up, never merged
+            pieces = [piece for piece in pieces if piece not in self.mergeable_ranks]
+        sample, half = set(pieces), set(pieces[::2])
+        growth = min(max(math.log2(len(sample) / max(len(half), 1)), 0.0), 1.0)
+        scale = SAMPLE_STEP**growth / ESTIMATE_MARGIN
+        return self.batch_pays(int(len(sample) * scale), int(sum(map(len, sample)) * scale))
 
     def chunk_token_counts(self, chunks: list[str]) -> list[int]:
         """How many tokens each chunk encodes to (len of its ids), without keeping the ids:
