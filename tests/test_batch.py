@@ -256,3 +256,12 @@ def test_default_thresholds_batch_multilingual_text_but_not_english(monkeypatch)
         tok = _fresh("cl100k_base")
         assert tok.encode_ordinary(text) == tiktoken_reference("cl100k_base").encode_ordinary(text)
         assert (tok._pairs is not None) == batched, text_name
+
+
+@pytest.mark.parametrize("text", [" the" * 100_000, "^" * 100_000, " a\n" * 50_000, "\U0001f600 " * 40_000])
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_repetitive_texts_with_the_shipped_thresholds(name, text, monkeypatch):
+    """Texts whose new chunks are all tokens, or one chunk repeated: the sample that decides
+    on a batch sees nothing to merge (it once took log2(0) there)."""
+    monkeypatch.delenv(_batch.PURE_PYTHON_ENV, raising=False)
+    assert _fresh(name).encode_ordinary(text) == tiktoken_reference(name).encode_ordinary(text)

@@ -283,6 +283,8 @@ class Tokenizer:
         if self.chunk_lookup:  # a chunk that is a token is looked up, never merged
             pieces = [piece for piece in pieces if piece not in self.mergeable_ranks]
         sample, half = set(pieces), set(pieces[::2])
+        if not sample:  # every new chunk is a token: nothing to merge
+            return False
         growth = min(max(math.log2(len(sample) / max(len(half), 1)), 0.0), 1.0)
         scale = SAMPLE_STEP**growth / ESTIMATE_MARGIN
         return self.batch_pays(int(len(sample) * scale), int(sum(map(len, sample)) * scale))
