@@ -19,7 +19,7 @@ from tests.helpers import corpus_text
 from tests.oracles import tiktoken_reference
 from tokenizer import Tokenizer, _batch, get_encoding
 from tokenizer._batch_cuts import safe_cuts
-from tokenizer._bpe import _bpe_heap, _bpe_long, _cut_is_safe
+from tokenizer._bpe import LongChunkHelp, _bpe_heap, _bpe_long, _cut_is_safe
 from tokenizer.train import train
 
 
@@ -86,7 +86,10 @@ def test_random_bytes_cuts_are_proved_and_merge_like_the_heap(noise, alphabet):
     piece = b"".join(noise[i : i + 7] + alphabet.encode() * (i % 13) for i in range(0, len(noise), 7))
     cuts = safe_cuts(piece, ranks, longest, tok.pair_table())
     _assert_proved(piece, cuts, ranks, longest)
-    ids = _bpe_long(piece, ranks, longest, find_cuts=lambda p: safe_cuts(p, ranks, longest, tok.pair_table()))
+    numpy_cuts = LongChunkHelp(
+        cuts=lambda p: safe_cuts(p, ranks, longest, tok.pair_table()), merge=lambda _: None
+    )
+    ids = _bpe_long(piece, ranks, longest, numpy_cuts)
     assert ids == _bpe_heap(piece, ranks)
 
 

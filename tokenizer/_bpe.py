@@ -16,6 +16,7 @@ import heapq
 import operator
 from collections.abc import Callable, Iterable
 from itertools import compress, pairwise, repeat
+from typing import NamedTuple
 
 HEAP_THRESHOLD = 128  # bytes; longer chunks are cut into independent segments, long segments use a heap
 MIN_SEGMENT = 16  # bytes; safe cuts of a long chunk are tried at most this often (fewer checks, cheap scans)
@@ -24,26 +25,24 @@ _SINGLE_BYTES = [bytes([b]) for b in range(256)]
 _NO_RANK = 1 << 62  # "this pair is not a token"; compares above every real rank
 
 
-MergeMany = Callable[[list[bytes]], "list[tuple[int, ...]] | None"]
-FindCuts = Callable[[bytes], "list[int] | None"]
+class LongChunkHelp(NamedTuple):
+    """Faster ways for a long chunk (numpy, `_batch`); each answers None when it would not pay."""
+
+    cuts: Callable[[bytes], list[int] | None]  # the chunk's proved-safe cuts
+    merge: Callable[[list[bytes]], list[tuple[int, ...]] | None]  # short segments' ids, all at once
 
 
 def encode_piece(
-    piece: bytes,
-    ranks: dict[bytes, int],
-    longest: int,
-    merge_many: MergeMany | None = None,
-    find_cuts: FindCuts | None = None,
+    piece: bytes, ranks: dict[bytes, int], longest: int, long_help: LongChunkHelp | None = None
 ) -> tuple[int, ...]:
     """The ids of one chunk's bytes (tiktoken's `_encode_native` for one piece): the whole
-    piece if it is a token, else the merge loop. `longest` is the longest token's length.
-    For a long chunk, `find_cuts` may find its proved-safe cuts and `merge_many` merge its
-    short segments all at once (numpy, `_batch`); either answers None when it would not pay."""
+    piece if it is a token, else the merge loop. `longest` is the longest token's length;
+    `long_help` may speed up a long chunk."""
     rank = ranks.get(piece)
     if rank is not None:
         return (rank,)
     if len(piece) > HEAP_THRESHOLD:
-        return _bpe_long(piece, ranks, longest, merge_many, find_cuts)
+        return _bpe_long(piece, ranks, longest, long_help)
     return _bpe_scan(piece, ranks)
 
 
@@ -133,11 +132,7 @@ def _bpe_heap(piece: bytes, ranks: dict[bytes, int]) -> tuple[int, ...]:
 
 
 def _bpe_long(
-    piece: bytes,
-    ranks: dict[bytes, int],
-    longest: int,
-    merge_many: MergeMany | None = None,
-    find_cuts: FindCuts | None = None,
+    piece: bytes, ranks: dict[bytes, int], longest: int, long_help: LongChunkHelp | None = None
 ) -> tuple[int, ...]:
     """A long chunk, merged as independent segments cut where no merge can ever cross.
 
@@ -151,15 +146,15 @@ def _bpe_long(
 
     Segments repeat in real text (and in 1 MB of random CJK), so each distinct one is
     merged once. Segments with no safe cut inside stay whole: a run of one letter merges
-    level by level with str.replace (`_bpe_levels`), anything else with the heap. Short
-    segments may be merged all at once by `merge_many` (the scan's ids, from `_batch`).
+    level by level with str.replace (`_bpe_levels`), anything else with the heap. `long_help`
+    may find the cuts and merge the short segments all at once (the scan's ids, `_batch`).
     """
     ids: list[int] = []
     done: dict[bytes, tuple[int, ...]] = {}
-    cuts = (find_cuts and find_cuts(piece)) or _safe_cuts(piece, ranks, longest)
-    if merge_many is not None:
+    cuts = (long_help and long_help.cuts(piece)) or _safe_cuts(piece, ranks, longest)
+    if long_help is not None:
         short = list({piece[a:b] for a, b in pairwise(cuts) if 1 < b - a <= HEAP_THRESHOLD})
-        merged = merge_many(short)
+        merged = long_help.merge(short)
         if merged is not None:
             done.update(zip(short, merged, strict=True))
     for a, b in pairwise(cuts):

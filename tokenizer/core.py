@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from . import _batch, formats
 from ._batch_cuts import safe_cuts
-from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, bpe_merge, encode_piece
+from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
 from .patterns import compile_pattern, resolve_pattern
 from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
@@ -82,6 +82,7 @@ class Tokenizer:
         self._cache = _ChunkCache(self._encode_new_chunk)
         self._longest_token: int | None = None  # bytes; bounds the safe-cut checks of long chunks
         self._pairs: _batch.PairTable | None = None  # built on the first batch merge (numpy only)
+        self._long_help = LongChunkHelp(self._find_cuts, self._merge_segments)
         self._special_regex_cache: dict[frozenset[str], re.Pattern[str]] = {}
 
     # ----- construction -----------------------------------------------------------------
@@ -292,8 +293,6 @@ class Tokenizer:
     def chunk_token_counts(self, chunks: list[str]) -> list[int]:
         """How many tokens each chunk encodes to (len of its ids), without keeping the ids:
         what counting needs. Many chunks are merged together when numpy is there."""
-        if len(chunks) < _batch.BATCH_MIN_CHUNKS or not _batch.available():
-            return [len(self._encode_new_chunk(chunk)) for chunk in chunks]
         return self._merge_pieces(list(map(str.encode, chunks)), lengths_only=True)
 
     def _merge_pieces(self, pieces: list[bytes], *, lengths_only: bool = False) -> list[Any]:
@@ -302,10 +301,11 @@ class Tokenizer:
         whole = list(map(self.mergeable_ranks.get, pieces)) if self.chunk_lookup else [None] * len(pieces)
         # A piece that is a token gives (rank,) (1 when counting); the others are filled below.
         results: list[Any] = [1] * len(pieces) if lengths_only else list(zip(whole))
-        rest = [i for i, rank in enumerate(whole) if rank is None]
-        batched = [i for i in rest if 1 < len(pieces[i]) <= HEAP_THRESHOLD]
-        for i in rest:
-            if not 1 < len(pieces[i]) <= HEAP_THRESHOLD:
+        batched: list[int] = []
+        for i in [i for i, rank in enumerate(whole) if rank is None]:
+            if 1 < len(pieces[i]) <= HEAP_THRESHOLD:
+                batched.append(i)
+            else:
                 ids = self._piece_ids(pieces[i])
                 results[i] = len(ids) if lengths_only else ids
         to_merge = [pieces[i] for i in batched]
@@ -346,11 +346,7 @@ class Tokenizer:
         return self._encode_piece(chunk.encode("utf-8"))
 
     def _encode_piece(self, piece: bytes) -> tuple[int, ...]:
-        if len(piece) <= HEAP_THRESHOLD:
-            return encode_piece(piece, self.mergeable_ranks, self._max_token_length())
-        return encode_piece(
-            piece, self.mergeable_ranks, self._max_token_length(), self._merge_segments, self._find_cuts
-        )
+        return encode_piece(piece, self.mergeable_ranks, self._max_token_length(), self._long_help)
 
     def _find_cuts(self, piece: bytes) -> list[int] | None:
         """A long chunk's proved-safe cuts found with numpy, or None when that would not pay."""

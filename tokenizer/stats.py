@@ -71,7 +71,11 @@ def tokens_in(
     tok: Tokenizer, chunks: Counter[str], *, workers: int = 1, memo: dict[str, int] | None = None
 ) -> int:
     """Tokens of text with these chunk counts: each distinct chunk encoded once."""
-    lengths = chunk_lengths(tok, chunks, workers=workers, memo=memo)
+    return _total(chunks, chunk_lengths(tok, chunks, workers=workers, memo=memo))
+
+
+def _total(chunks: Counter[str], lengths: dict[str, int]) -> int:
+    """sum(count x tokens) over the chunks, in C."""
     return sum(map(operator.mul, chunks.values(), map(lengths.__getitem__, chunks)))
 
 
@@ -188,8 +192,7 @@ def language_rows(
     lengths = chunk_lengths(tok, (c for section in counts for c in section), workers=workers, memo=memo)
     rows = []
     for s, section in zip(sections, counts, strict=True):
-        tokens = sum(n * lengths[chunk] for chunk, n in section.items())
-        rows.append({"tokenizer": name, "code": s.code, "name": s.name, "tokens": tokens})
+        rows.append({"tokenizer": name, "code": s.code, "name": s.name, "tokens": _total(section, lengths)})
         rows[-1]["bytes"] = len(s.text.encode("utf-8"))
     english = next(r["tokens"] for r in rows if r["code"] == ENGLISH)
     if english == 0:
