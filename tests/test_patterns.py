@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
 from tokenizer import _re_translate, _unicode, patterns
-from tokenizer.patterns import PATTERNS, REGEX, TIKTOKEN, compile_pattern
+from tokenizer.patterns import PATTERNS, REGEX, TIKTOKEN, compile_pattern, resolve_pattern
 
 REPO = Path(__file__).resolve().parent.parent
 WINDOW = 200_000  # characters per corpus window
@@ -422,3 +422,15 @@ def test_standins_have_their_category_and_no_special_meaning(flavour):
         cat for cat, hexes in tables.CATEGORY_RANGES.items() if _unicode.parse_ranges(hexes)[-1][1] > 0xFFFF
     }
     assert astral_categories == set(tables.STANDINS)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "name"),
+    [("r50k_base", "gpt2"), ("p50k_base", "gpt2"), ("cl100k_base", "gpt4"), ("o200k_base", "o200k")],
+)
+def test_encoding_names_name_their_patterns(encoding, name):
+    # a tiktoken encoding name given as a pattern is that encoding's pattern, not a regex
+    # matching only the literal text (which would encode everything else to nothing)
+    assert resolve_pattern(encoding) == PATTERNS[name]
+    text = "Hello world, cl100k_base 123!"
+    assert compile_pattern(encoding).findall(text) == compile_pattern(name).findall(text)

@@ -19,14 +19,10 @@ from typing import Any
 
 from . import formats
 from .core import Tokenizer
-from .patterns import CL100K_PATTERN, O200K_PATTERN, R50K_PATTERN
+from .patterns import PATTERNS
 
 ENCODING_PATTERNS = {
-    "gpt2": R50K_PATTERN,
-    "r50k_base": R50K_PATTERN,
-    "p50k_base": R50K_PATTERN,
-    "cl100k_base": CL100K_PATTERN,
-    "o200k_base": O200K_PATTERN,
+    name: PATTERNS[name] for name in ("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 }
 ENCODING_PATTERN_NAMES = {
     "gpt2": "gpt2",

@@ -105,6 +105,13 @@ PATTERNS: dict[str, str] = {
     "gpt4": CL100K_PATTERN,
     "o200k": O200K_PATTERN,
     "gpt4o": O200K_PATTERN,
+    # tiktoken's encoding names name their patterns too: Tokenizer(ranks, "cl100k_base") must not
+    # take the name for a regex, which would match only the literal text "cl100k_base" and
+    # silently encode everything else to nothing
+    "r50k_base": R50K_PATTERN,
+    "p50k_base": R50K_PATTERN,
+    "cl100k_base": CL100K_PATTERN,
+    "o200k_base": O200K_PATTERN,
 }
 NO_SPLIT = "none"  # the name for "no pre-tokenization": the whole text is one chunk
 PATTERN_NAMES = ("gpt2", "gpt4", "o200k", NO_SPLIT)  # the names the page and the server offer, in order
