@@ -228,7 +228,35 @@ def test_long_chunks_segments_merged_together_equal_tiktoken(name, kind, batch_a
         text = "".join(rng.choice(["ab" * rng.randrange(1, 200), "日本語", "xyz", "é"]) for _ in range(3000))
     tok = _fresh(name)
     assert tok.encode_ordinary(text) == tiktoken_reference(name).encode_ordinary(text)
-    assert tok._pairs is not None
+    assert tok._narrow is not None  # few byte values: the table of their tokens alone
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sets(st.integers(0, 255), max_size=80), st.sampled_from(["cl100k_base", "o200k_base"]))
+def test_ranks_within_are_the_tokens_of_those_bytes(values, name):
+    ranks = get_encoding(name).mergeable_ranks
+    allowed = bytes(sorted(values))
+    expected = {t: r for t, r in ranks.items() if len(t) == 1 or set(t) <= values}
+    assert _batch.ranks_within(ranks, allowed) == expected
+    assert _batch.byte_values(bytes(reversed(allowed)) * 3) == allowed
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_narrow_table_for_few_byte_values_full_table_otherwise(name, batch_always):
+    """A long chunk of one script gets the table of its bytes' tokens, kept for the next chunk
+    of the same byte values; a chunk whose bytes allow most of the vocabulary the full one."""
+    rng = random.Random(7)
+    cjk = "".join(map(chr, rng.choices(range(0x4E00, 0x9FA6), k=20_000)))
+    tok = _fresh(name)
+    reference = tiktoken_reference(name)
+    assert tok.encode_ordinary(cjk) == reference.encode_ordinary(cjk)
+    values, narrow = tok._narrow
+    assert tok._pairs is None and values == _batch.byte_values(cjk.encode())
+    assert len(narrow.pairs.slot_keys) < len(tok.mergeable_ranks)  # a small table
+    more = cjk[::-1]  # the same byte values: the same table, no new one
+    assert tok.encode_ordinary(more) == reference.encode_ordinary(more) and tok._narrow[1] is narrow
+    wide = corpus_text("udhr_sample.txt", 60_000).encode()  # spaces, digits, punctuation too
+    assert tok._long_chunk_table(wide, len(wide) // 16) is tok._pairs is not None
 
 
 def test_no_table_for_vocabularies_too_big_or_ids_too_high(batch_always, monkeypatch):

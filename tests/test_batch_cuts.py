@@ -64,7 +64,7 @@ def test_long_chunks_with_numpy_cuts_equal_tiktoken(name, kind, monkeypatch):
     tok = Tokenizer(ref.mergeable_ranks, ref.pattern, name=name)
     text = _text(kind, 200_000)
     assert tok.encode_ordinary(text) == tiktoken_reference(name).encode_ordinary(text)
-    assert tok._pairs is not None
+    assert tok._pairs is not None or tok._narrow is not None  # a table found the cuts
 
 
 _TRAINED: list[Tokenizer] = []

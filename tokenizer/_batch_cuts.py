@@ -9,7 +9,8 @@ checked together:
   len(X) is at most `reach_left` of that byte pair (the largest such offset in any token)
   and len(Y) at most `reach_right` (the most bytes any such token has from there on):
   only those suffixes and prefixes are looked up, and a cut whose byte pair sits in no
-  token at all is safe at once. The bounds come from every token (`PairTable.reach`).
+  token at all is safe at once. The bounds come from every token of the table (`PairTable.reach`): all of them, or all
+  that the chunk's byte values can form (`_batch.ranks_within`).
 * Suffix and prefix ids come from `TokenIndex` (one array call per length), the pairs
   from the pair table: (X, Y) is in it exactly when X + Y is a token.
 * Cuts whose bounds exceed MATRIX_WIDTH (tokens that long exist in o200k) are checked by

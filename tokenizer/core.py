@@ -82,6 +82,7 @@ class Tokenizer:
         self._cache = _ChunkCache(self._encode_new_chunk)
         self._longest_token: int | None = None  # bytes; bounds the safe-cut checks of long chunks
         self._pairs: _batch.PairTable | None = None  # built on the first batch merge (numpy only)
+        self._narrow: tuple[bytes, _batch.PairTable] | None = None  # byte values -> table of their tokens
         self._long_help = LongChunkHelp(self._find_cuts, self._merge_segments)
         self._special_regex_cache: dict[frozenset[str], re.Pattern[str]] = {}
 
@@ -350,15 +351,35 @@ class Tokenizer:
 
     def _find_cuts(self, piece: bytes) -> list[int] | None:
         """A long chunk's proved-safe cuts found with numpy, or None when that would not pay."""
-        if not self.batch_pays(len(piece) // MIN_SEGMENT, len(piece)):
+        table = self._long_chunk_table(piece, len(piece) // MIN_SEGMENT)
+        if table is None:
             return None
-        return safe_cuts(piece, self.mergeable_ranks, self._max_token_length(), self.pair_table())
+        return safe_cuts(piece, self.mergeable_ranks, self._max_token_length(), table)
 
     def _merge_segments(self, segments: list[bytes]) -> list[tuple[int, ...]] | None:
         """A long chunk's short segments merged together, or None when that would not pay."""
-        if not self.batch_pays(len(segments), sum(map(len, segments))):
+        table = self._long_chunk_table(b"".join(segments), len(segments))
+        if table is None:
             return None
-        return _batch.merge_ids(segments, self.pair_table())
+        return _batch.merge_ids(segments, table)
+
+    def _long_chunk_table(self, piece: bytes, pieces: int) -> _batch.PairTable | None:
+        """The pair table to cut or merge one long chunk (as `pieces` segments) with, None when
+        numpy would not pay. A chunk of few byte values gets the table of the tokens made of
+        those bytes alone (`_batch.ranks_within` argues why that is exact), kept for the next
+        chunk of the same values; the whole vocabulary's table serves every other chunk."""
+        if self._pairs is not None or pieces < _batch.BATCH_MIN_CHUNKS or not _batch.available():
+            return self.pair_table() if self.batch_pays(pieces, len(piece)) else None
+        values = _batch.byte_values(piece)
+        if self._narrow is not None and self._narrow[0] == values:
+            return self._narrow[1]
+        ranks = _batch.ranks_within(self.mergeable_ranks, values)
+        if len(ranks) * _batch.NARROW_SHARE > len(self.mergeable_ranks):
+            return self.pair_table() if self.batch_pays(pieces, len(piece)) else None
+        if len(piece) < _batch.TABLE_BYTES_PER_RANK * len(ranks) or not _batch.fits(ranks):
+            return None
+        self._narrow = (values, _batch.PairTable(ranks))
+        return self._narrow[1]
 
     def _merge_new_chunk(self, chunk: str) -> tuple[int, ...]:
         """chunk_lookup=False: the merge loop alone, even for a chunk that is itself a token."""
