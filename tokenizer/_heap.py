@@ -334,58 +334,67 @@ class _HeapTrainer(WordStore):
         """Merge in the blocks `ids` (ascending; some may have lost p): the words, the pair
         counts and the tracked pairs change in place (new pairs at or above the floor join them).
 
-        A block split at p gives the occurrences str.replace replaces (left to right, not
-        overlapping) and the text between them. At each occurrence of p = ab with left the
-        character before it and right the one after: lost (left, a) and (b, right), gained
-        (left, x) and (x, right). An empty piece between two occurrences means they touch:
-        the second has no left, and the first loses (b, a) and gains (x, x) once (right is
-        then recorded as x, which the old text never holds). Nothing is counted across a
-        separator. Both changes of a side depend on the neighbour alone, so the weights are
-        summed per left and per right character first (one dict update per neighbour, not
-        four) and the pair counts updated once per distinct neighbour at the end."""
+        str.replace makes the new block, and the length it loses is the number of occurrences
+        it replaced (p is two characters, x one): 0 means the block lost p to earlier merges.
+        The occurrences are then found again with str.find, left to right from the end of the
+        previous one, which are exactly the ones replace replaced (non-overlapping, leftmost
+        first). At each occurrence of p = ab with left the character before it and right the
+        one after: lost (left, a) and (b, right), gained (left, x) and (x, right). When the
+        next occurrence starts where this one ends they touch: the second has no left, and the
+        first loses (b, a) and gains (x, x) once (right is then recorded as x, which the old
+        text never holds). Nothing is counted across a separator. Both changes of a side
+        depend on the neighbour alone, so the weights are summed per left and per right
+        character first (one dict update per neighbour, not four) and the pair counts updated
+        once per distinct neighbour at the end."""
         blocks, wcounts, sep, per_block = self.blocks, self.wcounts, SEP, self.per_block
         lefts: dict[str, list[int]] = {}  # left -> [weight, blocks...]: becomes (left, x)
         rights: dict[str, list[int]] = {}  # right -> [weight, blocks...]: becomes (x, right)
         lget, rget = lefts.get, rights.get
         for b in ids:
-            parts = blocks[b].split(p)
-            last = len(parts) - 1
-            if not last:  # the block lost p to earlier merges
+            s = blocks[b]
+            t = s.replace(p, x)
+            n = len(s) - len(t)  # occurrences replaced
+            if not n:  # the block lost p to earlier merges
                 continue
-            blocks[b] = x.join(parts)
-            w = b * per_block  # the word holding the current occurrence
-            before = parts[0]
-            for j in range(1, last + 1):
-                w += before.count(sep)
+            blocks[b] = t
+            q = s.find(p)
+            w = b * per_block + s.count(sep, 0, q)  # the word holding the current occurrence
+            k = s[q - 1] if q else sep
+            while True:
                 c = wcounts[w]
-                after = parts[j]
-                if before:
-                    k = before[-1]
-                    if k != sep:
-                        e = lget(k)
-                        if e is None:
-                            lefts[k] = [c, b]
-                        else:
-                            e[0] += c
-                            if e[-1] != b:
-                                e.append(b)
-                if after:
-                    k = after[0]
-                    if k == sep:
-                        before = after
-                        continue
-                elif j < last:
-                    k = x
+                if k != sep:
+                    e = lget(k)
+                    if e is None:
+                        lefts[k] = [c, b]
+                    else:
+                        e[0] += c
+                        if e[-1] != b:
+                            e.append(b)
+                r = q + 2  # just after this occurrence
+                n -= 1
+                if n:
+                    q = s.find(p, r)
+                    if q == r:  # touching: right is x, and the next occurrence has no left
+                        k = x
+                    else:
+                        k = s[r]
                 else:
+                    k = s[r] if r < len(s) else sep
+                if k != sep:
+                    e = rget(k)
+                    if e is None:
+                        rights[k] = [c, b]
+                    else:
+                        e[0] += c
+                        if e[-1] != b:
+                            e.append(b)
+                if not n:
                     break
-                e = rget(k)
-                if e is None:
-                    rights[k] = [c, b]
+                if q == r:
+                    k = sep
                 else:
-                    e[0] += c
-                    if e[-1] != b:
-                        e.append(b)
-                before = after
+                    w += s.count(sep, r, q)
+                    k = s[q - 1]
         self.settle(p, x, lefts, rights)
 
     def settle(self, p: str, x: str, lefts: dict[str, list[int]], rights: dict[str, list[int]]) -> None:
