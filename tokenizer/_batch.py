@@ -369,6 +369,13 @@ def merge_ids(pieces: list[bytes], table: PairTable) -> list[tuple[int, ...]]:
     return _tuples(table.np, lengths, ids)
 
 
+def merge_flat(pieces: list[bytes], table: PairTable) -> tuple[list[int], list[int]]:
+    """The scan's ids of the pieces (each at most HEAP_THRESHOLD bytes) as (ids per piece,
+    all ids in order): no tuple per piece, for callers that join them anyway."""
+    lengths, ids = _merge(pieces, table, want_ids=True)
+    return lengths.tolist(), ids.tolist()
+
+
 def _tuples(np: Any, counts: Any, flat: Any) -> list[tuple[int, ...]]:
     """ids cut into tuples of the given lengths. Pieces with n ids are rows of an n-column
     array, and zip(*columns) makes their tuples in C: no Python step per piece."""

@@ -29,7 +29,8 @@ class LongChunkHelp(NamedTuple):
     """Faster ways for a long chunk (numpy, `_batch`); each answers None when it would not pay."""
 
     cuts: Callable[[bytes], list[int] | None]  # the chunk's proved-safe cuts
-    merge: Callable[[list[bytes]], list[tuple[int, ...]] | None]  # short segments' ids, all at once
+    # short segments merged all at once: (ids per segment, all their ids in order)
+    merge: Callable[[list[bytes]], tuple[list[int], list[int]] | None]
 
 
 def encode_piece(
@@ -147,17 +148,18 @@ def _bpe_long(
     Segments repeat in real text (and in 1 MB of random CJK), so each distinct one is
     merged once. Segments with no safe cut inside stay whole: a run of one letter merges
     level by level with str.replace (`_bpe_levels`), anything else with the heap. `long_help`
-    may find the cuts and merge the short segments all at once (the scan's ids, `_batch`).
+    may find the cuts and merge the short segments all at once (the scan's ids, `_batch`),
+    in order: their ids then come as one list, with no Python step per segment.
     """
+    cuts = (long_help and long_help.cuts(piece)) or _safe_cuts(piece, ranks, longest)
+    spans = list(pairwise(cuts))
+    if long_help is not None:
+        merged = long_help.merge([piece[a:b] for a, b in spans if b - a <= HEAP_THRESHOLD])
+        if merged is not None:
+            return _with_long_segments(piece, spans, *merged, ranks)
     ids: list[int] = []
     done: dict[bytes, tuple[int, ...]] = {}
-    cuts = (long_help and long_help.cuts(piece)) or _safe_cuts(piece, ranks, longest)
-    if long_help is not None:
-        short = list({piece[a:b] for a, b in pairwise(cuts) if 1 < b - a <= HEAP_THRESHOLD})
-        merged = long_help.merge(short)
-        if merged is not None:
-            done.update(zip(short, merged, strict=True))
-    for a, b in pairwise(cuts):
+    for a, b in spans:
         segment = piece[a:b]
         segment_ids = done.get(segment)
         if segment_ids is None:
@@ -169,6 +171,26 @@ def _bpe_long(
                 segment_ids = _bpe_levels(segment, ranks) or _bpe_heap(segment, ranks)
             done[segment] = segment_ids
         ids.extend(segment_ids)
+    return tuple(ids)
+
+
+def _with_long_segments(
+    piece: bytes, spans: list[tuple[int, int]], counts: list[int], flat: list[int], ranks: dict[bytes, int]
+) -> tuple[int, ...]:
+    """All ids of the piece: `flat` holds the short segments' ids in order (`counts` of each);
+    the segments longer than HEAP_THRESHOLD (no safe cut inside) are merged here between them."""
+    if len(counts) == len(spans):
+        return tuple(flat)
+    ids: list[int] = []
+    at = k = 0
+    for a, b in spans:
+        if b - a <= HEAP_THRESHOLD:
+            ids.extend(flat[at : at + counts[k]])
+            at += counts[k]
+            k += 1
+        else:
+            segment = piece[a:b]
+            ids.extend(_bpe_levels(segment, ranks) or _bpe_heap(segment, ranks))
     return tuple(ids)
 
 

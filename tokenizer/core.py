@@ -356,12 +356,13 @@ class Tokenizer:
             return None
         return safe_cuts(piece, self.mergeable_ranks, self._max_token_length(), table)
 
-    def _merge_segments(self, segments: list[bytes]) -> list[tuple[int, ...]] | None:
-        """A long chunk's short segments merged together, or None when that would not pay."""
+    def _merge_segments(self, segments: list[bytes]) -> tuple[list[int], list[int]] | None:
+        """A long chunk's short segments merged together: (ids per segment, all ids in order),
+        or None when that would not pay."""
         table = self._long_chunk_table(b"".join(segments), len(segments))
         if table is None:
             return None
-        return _batch.merge_ids(segments, table)
+        return _batch.merge_flat(segments, table)
 
     def _long_chunk_table(self, piece: bytes, pieces: int) -> _batch.PairTable | None:
         """The pair table to cut or merge one long chunk (as `pieces` segments) with, None when
