@@ -19,8 +19,8 @@ Used on CPython with numpy (`Tokenizer.batch_pays` decides) for thousands of new
 of at most `_bpe.HEAP_THRESHOLD` bytes: a text's new chunks, `stats`, a long chunk's
 segments (whose cuts `_batch_cuts` finds with the same tables; a chunk of few byte values,
 one script without spaces, gets a small table of the tokens made of those bytes alone,
-`ranks_within`). The page and small
-inputs use the pure-Python loop. tests/test_batch.py checks it against the scan and tiktoken.
+`ranks_within`). The page and small inputs use the pure-Python loop. tests/test_batch.py
+checks it against the scan and tiktoken.
 """
 
 from __future__ import annotations
