@@ -14,8 +14,14 @@ import { colorClass, hex, tryDecode, visible } from "./format.js";
 import { tokenStarts } from "./result.js";
 import { state } from "./state.js";
 
-const FIRST_SLICE = 1500; // tokens rendered synchronously; the rest follow in idle slices
-const SLICE = 1000;
+// The window's DOM is built in slices bounded by time, not by tokens: 1,000 tokens took 20 ms on
+// an idle machine but 95-136 ms at load 3 (a Chromium trace), and each slice is one main-thread
+// task. The first slice runs with the reply, so it also holds the edit: it goes on, past its
+// time, until the edit's tokens are built, if they are at most EDIT_REACH tokens away.
+const SLICE_MS = 12; // a slice stops after this (time checked every SLICE_CHECK tokens)
+const SLICE_CHECK = 32; // tokens: about 1 ms
+const SLICE_MAX = 1500; // tokens in one slice, whatever the clock says
+const EDIT_REACH = 400; // tokens the first slice builds past its time to show the edit (~10-30 ms)
 
 // Token text as the view options say: whitespace made visible (keeping line breaks) or raw.
 export function shown(s) {
@@ -38,7 +44,7 @@ export function rerenderAll() {
 // bounded (5 MB of text is 1.2 M tokens: as spans, seconds of layout and a gigabyte of memory).
 // The window follows the edits (a keystroke outside it moves it there) and the pager's buttons.
 const VIEW_TOKENS = 10000; // a window's DOM is built in ~0.2 s of idle slices (40,000: ~1.5 s, restarted by typing)
-const JUMP_BEFORE = 500; // tokens shown before an edit the window jumps to
+const JUMP_BEFORE = 100; // tokens shown before an edit the window jumps to (a few lines: the first slice reaches the edit)
 const VIEW_SLACK = 2500; // typing may grow a window by this much before it is cut back to VIEW_TOKENS
 
 function viewRange(panel, total, patch, full) {
@@ -49,15 +55,18 @@ function viewRange(panel, total, patch, full) {
     const o0 = old.offset;
     const o1 = o0 + old.ids.length;
     const end = o1 + patch.added - patch.removed;
+    // Nothing changed (a panel asked again for the text it has): the window stays.
+    if (!patch.removed && !patch.added) return [o0, o1];
     // An edit inside the window: same start, the end moves with the edit (so the old and new
     // windows differ only around it and render() rebuilds just that).
     if (patch.start >= o0 && patch.start + patch.removed <= o1 && end - o0 <= VIEW_TOKENS + VIEW_SLACK) {
       return [o0, Math.min(total, end)];
     }
     // Elsewhere: the window jumps there, starting a little before the edit so that the first
-    // slice rendered (FIRST_SLICE tokens, at once) shows the edit.
-    const a = clamp(patch.start - JUMP_BEFORE);
-    return [a, a + VIEW_TOKENS];
+    // slice (built at once) shows the edit; near the end the window is shorter, never moved back
+    // (typing at the end of 100 KB made a window whose first 10,000 tokens came before the edit).
+    const a = Math.max(0, patch.start - JUMP_BEFORE);
+    return [a, Math.min(total, a + VIEW_TOKENS)];
   }
   const a = clamp(panel.viewStart || 0);
   return [a, a + VIEW_TOKENS];
@@ -142,8 +151,10 @@ export function render(panel, res, length, { full = false } = {}) {
       if (tail - head === 1 && patchLine(panel, old, oldBlocks, oldSpans, head, p, on - q)) return;
       for (let k = head; k < tail; k++) oldBlocks[k].el.remove();
     }
+  } else if (oldSpans.length > STALE_MIN) {
+    dropLater(panel); // also drops the blocks of an unfinished sliced render
   } else {
-    panel.tokensEl.replaceChildren(); // also drops the blocks of an unfinished sliced render
+    clearTokens(panel); // also drops the blocks of an unfinished sliced render
   }
   const delta = n - (old ? old.ids.length : 0);
   const headBlocks = oldBlocks.slice(0, head);
@@ -163,16 +174,31 @@ export function render(panel, res, length, { full = false } = {}) {
   panel.spans = spans;
   const middle = [];
   panel.blocks = [...headBlocks, ...tailBlocks];
-  const before = tailBlocks.length ? tailBlocks[0].el : null;
+  // New lines go before the old window's lines that are still being removed (dropLater).
+  const anchor = () => (tailBlocks.length ? tailBlocks[0].el : firstStale(panel));
   const realTo = tailBlocks.length ? tailBlocks[0].start : n;
+
+  // The edit's tokens (window indices before editTo) are what the user waits for.
+  const patch = res.patch;
+  const editTo = patch && !full ? Math.min(realTo, Math.max(from, patch.start + patch.added - w0)) : from;
+  // panel.result.built: window tokens in the DOM so far; slices: tokens each slice built (tests).
+  Object.assign(panel.result, { built: from, editTo, slices: [] });
 
   let i = from;
   let open = null; // a line longer than a slice stays open into the next slice
-  const step = (limit) => {
+  const step = (mustReach) => {
     if (gen !== panel.renderGen || panel.removed) return;
     const frag = document.createDocumentFragment();
-    const budget = i + limit;
-    while (i < realTo && i < budget) {
+    const first = i;
+    const cap = i + SLICE_MAX;
+    const t0 = performance.now();
+    let count = 0;
+    const more = () => {
+      if (i >= realTo || i >= cap) return false;
+      if (i < mustReach || ++count % SLICE_CHECK) return true;
+      return performance.now() - t0 < SLICE_MS;
+    };
+    while (more()) {
       let block = open;
       if (!block) {
         block = { el: el("div", { class: "line" }), start: i, end: i, hard: false };
@@ -180,7 +206,7 @@ export function render(panel, res, length, { full = false } = {}) {
         frag.append(block.el);
       }
       open = block;
-      while (i < realTo && i < budget) {
+      while (more()) {
         i = appendToken(panel, block.el, i, n);
         if (bytes[starts[i] - 1] === 0x0a) {
           block.hard = true;
@@ -191,20 +217,20 @@ export function render(panel, res, length, { full = false } = {}) {
       block.end = i;
     }
     if (i >= realTo) open = null;
-    panel.tokensEl.insertBefore(frag, before);
+    panel.tokensEl.insertBefore(frag, anchor());
     panel.blocks = [...headBlocks, ...middle, ...tailBlocks];
+    panel.result.built = i;
+    panel.result.slices.push(i - first);
     if (i < realTo) {
-      setTimeout(() => step(SLICE), 0);
+      setTimeout(() => step(0), 0);
       return;
     }
     panel.result.complete = true;
-    panel.tokensEl.removeAttribute("aria-busy");
-    panel.tokensEl.dataset.rendered = String(panel.result.all.ids.length); // the whole result's count
-    if (state.options.diff) updateDiff();
+    markRendered(panel);
   };
   panel.tokensEl.setAttribute("aria-busy", "true");
   panel.tokensEl.dataset.rendered = "";
-  step(FIRST_SLICE);
+  step(Math.min(editTo, from + EDIT_REACH));
 }
 
 // An edit inside one long line (a 100 KB paragraph, minified code) patches that line's spans in
@@ -264,10 +290,65 @@ function patchLine(panel, old, blocks, oldSpans, k, a, b) {
   }
   panel.blocks = blocks;
   panel.result.complete = true;
+  markRendered(panel);
+  return true;
+}
+
+// The DOM shows the whole window (and nothing else) once its lines are built and the previous
+// window's lines are gone: tests and the bench wait for data-rendered.
+function markRendered(panel) {
+  if (!panel.result || !panel.result.complete || panel.stale) return;
   panel.tokensEl.removeAttribute("aria-busy");
   panel.tokensEl.dataset.rendered = String(panel.result.all.ids.length); // the whole result's count
   if (state.options.diff) updateDiff();
-  return true;
+}
+
+// A window that jumps (a keystroke far from it, the pager) replaces 10,000 tokens' spans: removing
+// them at once was a 60-80 ms task plus a 120 ms frame (style, pre-paint and layout of the removal;
+// a Chromium trace at load 3). They are removed in time-bounded slices instead, after the new
+// window's lines, which are inserted before them; content-visibility keeps the off-screen ones
+// cheap meanwhile. Not tied to a render: a newer render leaves the sweep running.
+const STALE_MIN = 2000; // tokens in the DOM below which the old lines simply go at once
+const STALE_CHECK = 16; // lines removed between two looks at the clock
+
+function dropLater(panel) {
+  const els = [...panel.tokensEl.children];
+  panel.stale = panel.stale ? { els: panel.stale.els.concat(els), next: panel.stale.next } : { els, next: 0 };
+  if (!panel.sweeping) {
+    panel.sweeping = true;
+    setTimeout(() => sweep(panel), 0);
+  }
+}
+
+function firstStale(panel) {
+  const st = panel.stale;
+  return st && st.next < st.els.length ? st.els[st.next] : null;
+}
+
+function sweep(panel) {
+  const st = panel.stale;
+  if (!st) {
+    panel.sweeping = false;
+    return;
+  }
+  const t0 = performance.now();
+  while (st.next < st.els.length) {
+    st.els[st.next++].remove();
+    if (st.next % STALE_CHECK === 0 && performance.now() - t0 >= SLICE_MS) break;
+  }
+  if (st.next < st.els.length) {
+    setTimeout(() => sweep(panel), 0);
+    return;
+  }
+  panel.stale = null;
+  panel.sweeping = false;
+  markRendered(panel);
+}
+
+// Drops the old lines at once (an error replaces the tokens).
+export function clearTokens(panel) {
+  panel.stale = null;
+  panel.tokensEl.replaceChildren();
 }
 
 // Appends token i (or a group of tokens forming one character) to `parent`; returns the next index.

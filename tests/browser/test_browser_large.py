@@ -79,3 +79,38 @@ def test_a_large_text_shows_a_bounded_window_and_edits_stay_exact(page):
         if p.get_by_test_id("pager").get_by_role("button", name="◀ earlier").is_visible():
             p.get_by_test_id("pager").get_by_role("button", name="◀ earlier").click()
     expect(p.get_by_test_id("pager-range")).to_contain_text("showing tokens 1–")
+
+
+JUMP_BEFORE = 100  # render.js: tokens a jumping window shows before the edit
+SLICE_MAX = 1_500  # render.js: tokens one slice of a window's DOM builds at most
+
+
+def test_a_keystroke_far_from_the_window_builds_the_edit_first_in_bounded_slices(page):
+    """The cause of the 300-700 ms keystrokes of bench/browser.py at 100 KB: the window jumped to
+    [total - 10,000, total) for a keystroke at the end, so the edit came last of 10,000 tokens
+    built in fixed 1,000-token slices (up to 136 ms each), after a synchronous removal of the
+    old window's 10,000 spans. Now the window starts just before the edit, the slice built with
+    the reply holds the edit, no slice builds more than SLICE_MAX tokens, and the old lines go
+    in slices after the new ones (the DOM holds exactly the new window at the end)."""
+    en = (CORPORA / "pg_en_medium.txt").read_text(encoding="utf-8")
+    text = en[:100_000]  # about 22,000 tokens: the window shows the first 10,000
+    set_text(page, text)
+    for enc in ("cl100k_base", "o200k_base"):
+        wait_ids(page, enc, wait_result(page, enc, text))
+    page.evaluate("(m) => window.__bpe.text.moveCaret(m)", len(text))
+    page.keyboard.type("x")
+    edited = text + "x"
+    for enc in ("cl100k_base", "o200k_base"):
+        want = wait_result(page, enc, edited)
+        r = page.evaluate(
+            """(enc) => {
+                const r = window.__bpe.state.panels.find((p) => p.name === enc).result;
+                return { offset: r.offset, n: r.ids.length, editTo: r.editTo, slices: r.slices };
+            }""",
+            enc,
+        )
+        assert r["offset"] + r["n"] == len(want), "the window ends at the text's end"
+        assert 0 < r["editTo"] <= JUMP_BEFORE + 10, f"the window starts just before the edit: {r}"
+        assert r["slices"][0] >= r["editTo"], f"the first slice shows the edit: {r}"
+        assert max(r["slices"]) <= SLICE_MAX, f"bounded slices: {r}"
+        wait_ids(page, enc, want)  # the old window's lines are all gone
