@@ -241,6 +241,33 @@ def test_ranks_within_are_the_tokens_of_those_bytes(values, name):
     assert _batch.byte_values(bytes(reversed(allowed)) * 3) == allowed
 
 
+def _udhr_script(script: str) -> str:
+    """The UDHR documents of one script, joined, without ASCII letters (one-script text)."""
+    docs = corpus_text("udhr_all.txt").split("##### UDHR ")
+    text = "\n".join(d.split("\n", 1)[1] for d in docs if f" script={script} " in d.split("\n", 1)[0])
+    return "".join(c for c in text if not ("a" <= c.lower() <= "z"))
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("script", ["Cyrillic", "Arabic", "Han"])
+def test_one_script_text_merges_with_the_narrow_table(name, script, batch_always):
+    """Text of one non-Latin script: its new chunks go through the table of its bytes' tokens."""
+    text = _udhr_script(script)[:150_000]
+    tok = _fresh(name)
+    assert tok.encode_ordinary(text) == tiktoken_reference(name).encode_ordinary(text)
+    assert tok._narrow is not None and tok._pairs is None
+    values = tok._narrow[0]
+    assert tok._narrow_sizes[values] * _batch.NARROW_SHARE <= len(tok.mergeable_ranks)
+
+
+def test_latin_text_is_not_checked_for_a_narrow_table(batch_always):
+    """Many ASCII letters: most of the vocabulary, so the narrow table is not even priced."""
+    tok = _fresh("o200k_base")
+    text = corpus_text("pg_en_medium.txt", 100_000)
+    assert tok.encode_ordinary(text) == tiktoken_reference("o200k_base").encode_ordinary(text)
+    assert tok._narrow_sizes == {} and tok._narrow is None and tok._pairs is not None
+
+
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_narrow_table_for_few_byte_values_full_table_otherwise(name, batch_always):
     """A long chunk of one script gets the table of its bytes' tokens, kept for the next chunk

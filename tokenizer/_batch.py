@@ -17,9 +17,9 @@ Why each piece equals the scan:
 
 Used on CPython with numpy (`Tokenizer.batch_pays` decides) for thousands of new chunks
 of at most `_bpe.HEAP_THRESHOLD` bytes: a text's new chunks, `stats`, a long chunk's
-segments (whose cuts `_batch_cuts` finds with the same tables; a chunk of few byte values,
-one script without spaces, gets a small table of the tokens made of those bytes alone,
-`ranks_within`). The page and small inputs use the pure-Python loop. tests/test_batch.py
+segments (whose cuts `_batch_cuts` finds with the same tables). Text of few byte values
+(one non-Latin script, a long chunk without spaces) gets a small table of the tokens made
+of those bytes alone (`ranks_within`). The page and small inputs use the pure-Python loop. tests/test_batch.py
 checks it against the scan and tiktoken.
 """
 
@@ -33,7 +33,8 @@ from typing import Any
 
 BATCH_MIN_CHUNKS = 2_000  # new chunks below which numpy's per-call cost outweighs the batch
 TABLE_BYTES_PER_RANK = 3  # new chunk bytes per vocabulary entry from which building the table pays
-NARROW_SHARE = 2  # a long chunk whose byte values allow at most 1/2 of the tokens gets a table of those alone
+NARROW_SHARE = 2  # chunks whose byte values allow at most 1/2 of the tokens get a table of those alone
+NARROW_MAX_LETTERS = 12  # ASCII letters beyond which text is not checked for a narrow table (see core)
 TABLE_MAX_RANKS = 1 << 19  # tokens above which no pair table is built (its memory grows with them)
 BATCH_BYTES = 1 << 20  # bytes of chunks merged in one batch (1 MB: its arrays stay near 100 MB)
 SHORT_KEY = 7  # bytes; tokens up to this long are looked up as integers, longer ones as fixed-width strings
@@ -61,11 +62,18 @@ def fits(ranks: dict[bytes, int]) -> bool:
     return len(ranks) <= TABLE_MAX_RANKS and max(ranks.values()) < _NO_RANK
 
 
+_ASCII_LETTERS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
 def byte_values(data: bytes) -> bytes:
-    """The distinct byte values of `data`, ascending (needs numpy)."""
-    np = numpy_or_none()
-    counts = np.bincount(np.frombuffer(data, dtype=np.uint8), minlength=256)
-    return np.flatnonzero(counts).astype(np.uint8).tobytes()
+    """The distinct byte values of `data`, ascending: one C search per value, no numpy
+    (under 10 ms for a megabyte of text, where most of the 256 are absent)."""
+    return bytes(b for b in range(256) if data.find(b) >= 0)
+
+
+def ascii_letters(values: bytes) -> int:
+    """How many of the byte values are ASCII letters."""
+    return len(_ASCII_LETTERS.intersection(values))
 
 
 def ranks_within(ranks: dict[bytes, int], values: bytes) -> dict[bytes, int]:

@@ -35,6 +35,9 @@ CACHE_SIZE = 1 << 18  # chunk -> ids entries kept before the cache is cleared (~
 BATCH_WINDOW = CACHE_SIZE // 2  # chunks whose new ones are merged together (half the cache: all fit)
 SAMPLE_STEP = 32  # every 32nd chunk is looked up to guess whether many are new
 ESTIMATE_MARGIN = 2  # how far the sample's guess of new bytes must pass the batch's price
+NARROW_SIZES_KEPT = (
+    64  # byte-value sets whose narrow table size is remembered (each costs up to 0.07 s to find)
+)
 
 
 class Tokenizer:
@@ -83,6 +86,7 @@ class Tokenizer:
         self._longest_token: int | None = None  # bytes; bounds the safe-cut checks of long chunks
         self._pairs: _batch.PairTable | None = None  # built on the first batch merge (numpy only)
         self._narrow: tuple[bytes, _batch.PairTable] | None = None  # byte values -> table of their tokens
+        self._narrow_sizes: dict[bytes, int] = {}  # byte values -> tokens made of them (fits: else the vocab)
         self._long_help = LongChunkHelp(self._find_cuts, self._merge_segments)
         self._special_regex_cache: dict[frozenset[str], re.Pattern[str]] = {}
 
@@ -289,7 +293,8 @@ class Tokenizer:
             return False
         growth = min(max(math.log2(len(sample) / max(len(half), 1)), 0.0), 1.0)
         scale = SAMPLE_STEP**growth / ESTIMATE_MARGIN
-        return self.batch_pays(int(len(sample) * scale), int(sum(map(len, sample)) * scale))
+        values = _batch.byte_values(b"".join(sample))
+        return self.batch_pays(int(len(sample) * scale), int(sum(map(len, sample)) * scale), values)
 
     def chunk_token_counts(self, chunks: list[str]) -> list[int]:
         """How many tokens each chunk encodes to (len of its ids), without keeping the ids:
@@ -310,26 +315,66 @@ class Tokenizer:
                 ids = self._piece_ids(pieces[i])
                 results[i] = len(ids) if lengths_only else ids
         to_merge = [pieces[i] for i in batched]
-        if self.batch_pays(len(to_merge), sum(map(len, to_merge))):
+        priced = self._pairs is None and len(to_merge) >= _batch.BATCH_MIN_CHUNKS  # else values don't matter
+        values = _batch.byte_values(b"".join(to_merge)) if priced else None
+        if self.batch_pays(len(to_merge), sum(map(len, to_merge)), values):
             merge = _batch.merge_lengths if lengths_only else _batch.merge_ids
-            found = merge(to_merge, self.pair_table())
+            found = merge(to_merge, self.table_for(values))
         else:
             found = [len(ids) if lengths_only else ids for ids in map(self._piece_ids, to_merge)]
         for i, result in zip(batched, found, strict=True):
             results[i] = result
         return results
 
-    def batch_pays(self, pieces: int, size: int) -> bool:
+    def batch_pays(
+        self, pieces: int, size: int, values: bytes | None = None, *, always: bool = False
+    ) -> bool:
         """Whether merging `pieces` new chunks of `size` bytes together beats the Python loop:
-        numpy is there, they are many, and the pair table is built or worth building."""
+        numpy is there, they are many, and their pair table is built or worth building.
+        `values`: the chunks' byte values, when known; their table may be a narrow one
+        (`table_for`). `always`: price a narrow table whatever the values (a long chunk)."""
         if pieces < _batch.BATCH_MIN_CHUNKS or not _batch.available():
             return False
-        if self._pairs is None and not (
-            size >= _batch.TABLE_BYTES_PER_RANK * len(self.mergeable_ranks)
-            and _batch.fits(self.mergeable_ranks)
-        ):
-            return False
+        if self._pairs is None:
+            tokens = self._table_tokens(values, always=always)
+            if size < _batch.TABLE_BYTES_PER_RANK * tokens:
+                return False
+            if tokens == len(self.mergeable_ranks) and not _batch.fits(self.mergeable_ranks):
+                return False
         return _batch.numpy_or_none() is not None
+
+    def table_for(self, values: bytes | None = None) -> _batch.PairTable:
+        """The pair table `batch_pays` priced for chunks of these byte values: the narrow table
+        of the tokens made of them alone (`_batch.ranks_within` argues why it is exact), kept
+        for the next chunks of the same values; else the whole vocabulary's (built once)."""
+        if (
+            self._pairs is not None
+            or values is None
+            or self._table_tokens(values) == len(self.mergeable_ranks)
+        ):
+            return self.pair_table()
+        if self._narrow is None or self._narrow[0] != values:
+            self._narrow = (values, _batch.PairTable(_batch.ranks_within(self.mergeable_ranks, values)))
+        return self._narrow[1]
+
+    def _table_tokens(self, values: bytes | None, *, always: bool = False) -> int:
+        """Tokens in the table for chunks of these byte values: the narrow table's when it has at
+        most 1/NARROW_SHARE of the vocabulary, else the whole vocabulary. Text with more than
+        NARROW_MAX_LETTERS ASCII letters is not narrow (most tokens are Latin letters) and is
+        not even checked, unless `always`: finding the tokens takes up to 0.07 s."""
+        full = len(self.mergeable_ranks)
+        if values is None or self._pairs is not None:
+            return full
+        size = self._narrow_sizes.get(values)
+        if size is None:
+            if not always and _batch.ascii_letters(values) > _batch.NARROW_MAX_LETTERS:
+                return full
+            narrow = _batch.ranks_within(self.mergeable_ranks, values)
+            size = len(narrow) if _batch.fits(narrow) else full
+            if len(self._narrow_sizes) >= NARROW_SIZES_KEPT:
+                self._narrow_sizes.clear()
+            self._narrow_sizes[values] = size
+        return size if size * _batch.NARROW_SHARE <= full else full
 
     def pair_table(self) -> _batch.PairTable:
         """The batch merge's table of token pairs, built once (needs numpy)."""
@@ -366,21 +411,12 @@ class Tokenizer:
 
     def _long_chunk_table(self, piece: bytes, pieces: int) -> _batch.PairTable | None:
         """The pair table to cut or merge one long chunk (as `pieces` segments) with, None when
-        numpy would not pay. A chunk of few byte values gets the table of the tokens made of
-        those bytes alone (`_batch.ranks_within` argues why that is exact), kept for the next
-        chunk of the same values; the whole vocabulary's table serves every other chunk."""
-        if self._pairs is not None or pieces < _batch.BATCH_MIN_CHUNKS or not _batch.available():
-            return self.pair_table() if self.batch_pays(pieces, len(piece)) else None
-        values = _batch.byte_values(piece)
-        if self._narrow is not None and self._narrow[0] == values:
-            return self._narrow[1]
-        ranks = _batch.ranks_within(self.mergeable_ranks, values)
-        if len(ranks) * _batch.NARROW_SHARE > len(self.mergeable_ranks):
-            return self.pair_table() if self.batch_pays(pieces, len(piece)) else None
-        if len(piece) < _batch.TABLE_BYTES_PER_RANK * len(ranks) or not _batch.fits(ranks):
+        numpy would not pay. Its narrow table is always priced: a chunk without spaces is
+        mostly of one script (a megabyte of CJK, or of lowercase letters)."""
+        values = _batch.byte_values(piece) if self._pairs is None else None
+        if not self.batch_pays(pieces, len(piece), values, always=True):
             return None
-        self._narrow = (values, _batch.PairTable(ranks))
-        return self._narrow[1]
+        return self.table_for(values)
 
     def _merge_new_chunk(self, chunk: str) -> tuple[int, ...]:
         """chunk_lookup=False: the merge loop alone, even for a chunk that is itself a token."""
