@@ -125,6 +125,7 @@ class _HeapTrainer(WordStore):
 
     def __init__(self, blocks: list[str], wcounts: array, first: bool, min_frequency: int) -> None:
         self.blocks, self.wcounts = blocks, wcounts
+        self.chars = sum(map(len, blocks))
         self.per_block = _wordstore.WORDS_PER_BLOCK  # read once (tests patch it)
         self.budget = PAIR_BUDGET
         self.first, self.min_frequency = first, min_frequency

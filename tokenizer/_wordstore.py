@@ -23,9 +23,13 @@ from typing import Any
 
 SEP, JOIN = "\xff", "\xfe"  # between words, between blocks: bytes UTF-8 never holds, so no token
 WORDS_PER_BLOCK = 8  # words stored together in one str
-# characters numpy works on at once: its temporaries (~60 bytes each) stay ~4 MB; 1 << 18 made
-# the 10 MB mixed training's peak RSS ~4 MB higher (74 vs 70 MB) and was no faster at 100 MB
-BATCH_CHARS = 1 << 16
+# Characters numpy works on at once (its temporaries: ~60 bytes each): BATCH_CHARS, or a
+# 1/BATCH_SHARE of all the words when that is less, but at least MIN_BATCH_CHARS. Big batches
+# cut the per-batch Python work of a bulk merge (100 MB: 1 << 16 was ~4% slower there); on small
+# inputs a full batch's ~15 MB would be most of the peak (10 MB mixed: 74 vs 70 MB RSS).
+BATCH_CHARS = 1 << 18
+MIN_BATCH_CHARS = 1 << 16
+BATCH_SHARE = 16
 DENSE_PAIRS = 1 << 20  # pair counts go in a table of this many slots while ids are few
 SHIFT = 21  # numpy pair key: left << SHIFT | right (ids < 2**21)
 MASK = (1 << SHIFT) - 1
@@ -114,9 +118,10 @@ def pair_of_key(key: int) -> str:
 class WordStore:
     """Reading the words: every pair's count and the blocks that hold it.
 
-    Needs blocks, wcounts (each word's count, array('q')), per_block, token_len (bytes per
-    token id, one entry per id made so far), np (numpy or None) and np_counts (wcounts as
-    an int64 array when np is set)."""
+    Needs blocks, wcounts (each word's count, array('q')), per_block, chars (characters of
+    all blocks when packed: it sizes the numpy batches), token_len (bytes per token id, one
+    entry per id made so far), np (numpy or None) and np_counts (wcounts as an int64 array
+    when np is set)."""
 
     def count_pairs_python(self) -> tuple[dict[str, int], dict[str, list[int]]]:
         """Pair -> count and pair -> ascending blocks holding it, word by word."""
@@ -144,11 +149,12 @@ class WordStore:
 
     def batches(self, ids: Sequence[int], strs: Sequence[str]) -> Iterator[tuple[Sequence[int], str, Any]]:
         """(block ids, their strs joined by JOIN, that as uint32 codes), ~BATCH_CHARS at a time:
-        numpy's working memory stays a few times BATCH_CHARS however big the corpus."""
+        numpy's working memory stays a few times the batch however big the corpus."""
+        limit = min(BATCH_CHARS, max(MIN_BATCH_CHARS, self.chars // BATCH_SHARE))
         ends = list(accumulate(map(len, strs)))
         start = 0
         while start < len(ids):
-            stop = bisect_left(ends, ends[start] - len(strs[start]) + BATCH_CHARS, start) + 1
+            stop = bisect_left(ends, ends[start] - len(strs[start]) + limit, start) + 1
             text = JOIN.join(strs[start:stop])
             yield ids[start:stop], text, self.codes(text)
             start = stop
