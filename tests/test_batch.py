@@ -320,3 +320,36 @@ def test_repetitive_texts_with_the_shipped_thresholds(name, text, monkeypatch):
     on a batch sees nothing to merge (it once took log2(0) there)."""
     monkeypatch.delenv(_batch.PURE_PYTHON_ENV, raising=False)
     assert _fresh(name).encode_ordinary(text) == tiktoken_reference(name).encode_ordinary(text)
+
+
+class _RecordingMerge:
+    """A stand-in for another engine's batch merge (the page's JavaScript): the scan, recorded."""
+
+    def __init__(self, ranks: dict[bytes, int], *, decline: bool = False) -> None:
+        self.ranks, self.decline, self.calls = ranks, decline, []
+
+    def __call__(self, pieces: list[bytes]) -> list[tuple[int, ...]] | None:
+        self.calls.append(list(pieces))
+        return None if self.decline else [_bpe_scan(p, self.ranks) for p in pieces]
+
+
+@pytest.mark.parametrize("decline", [False, True])
+def test_batch_merge_hook_gets_the_new_short_chunks_and_may_decline(decline, monkeypatch):
+    """Without numpy (the page): new chunks that are not tokens, 2 to HEAP_THRESHOLD bytes,
+    go to `batch_merge` all at once; declined, the Python loop merges them. Ids as tiktoken."""
+    monkeypatch.setenv(_batch.PURE_PYTHON_ENV, "1")
+    tok = _fresh("cl100k_base")
+    hook = tok.batch_merge = _RecordingMerge(tok.mergeable_ranks, decline=decline)
+    text = corpus_text("udhr_sample.txt", 120_000)
+    assert tok.encode_ordinary(text) == tiktoken_reference("cl100k_base").encode_ordinary(text)
+    assert len(hook.calls) == 1 and tok._pairs is None
+    pieces = hook.calls[0]
+    assert len(pieces) >= _batch.BATCH_MIN_CHUNKS and len(set(pieces)) == len(pieces)
+    assert all(1 < len(p) <= HEAP_THRESHOLD and p not in tok.mergeable_ranks for p in pieces)
+    new = {c.encode() for c in tok.split(text)} - tok.mergeable_ranks.keys()
+    assert set(pieces) == {p for p in new if len(p) <= HEAP_THRESHOLD}
+    tok.encode_ordinary(text)  # all cached now: no call
+    assert len(hook.calls) == 1
+    counted = _fresh("cl100k_base")
+    counted.batch_merge = _RecordingMerge(counted.mergeable_ranks, decline=decline)
+    assert count_tokens(counted, text) == len(tiktoken_reference("cl100k_base").encode_ordinary(text))

@@ -88,6 +88,10 @@ class Tokenizer:
         self._narrow: tuple[bytes, _batch.PairTable] | None = None  # byte values -> table of their tokens
         self._narrow_sizes: dict[bytes, int] = {}  # byte values -> tokens made of them (fits: else the vocab)
         self._long_help = LongChunkHelp(self._find_cuts, self._merge_segments)
+        # Another engine's merge of many new chunks at once (the page sets its JavaScript one):
+        # pieces that are not tokens, 2 to HEAP_THRESHOLD bytes, BATCH_MIN_CHUNKS or more of
+        # them -> the scan's ids of each, or None to decline. Tried before numpy's batch.
+        self.batch_merge: Callable[[list[bytes]], list[tuple[int, ...]] | None] | None = None
         self._special_regex_cache: dict[frozenset[str], re.Pattern[str]] = {}
 
     # ----- construction -----------------------------------------------------------------
@@ -248,7 +252,7 @@ class Tokenizer:
         cache = self._cache
         if type(cache) is not _ChunkCache:  # someone assigned a plain dict to reset it
             cache = self._cache = _ChunkCache(self._encode_new_chunk, cache)
-        if len(chunks) >= _batch.BATCH_MIN_CHUNKS and _batch.available():
+        if len(chunks) >= _batch.BATCH_MIN_CHUNKS and (self.batch_merge is not None or _batch.available()):
             return self._encode_many(chunks, cache)
         # Hits never leave C: a miss calls _ChunkCache.__missing__ (one Python call per new chunk).
         return list(chain.from_iterable(map(cache.__getitem__, chunks)))
@@ -283,7 +287,7 @@ class Tokenizer:
         missed = [chunk for chunk in chunks[::SAMPLE_STEP] if chunk not in cache]
         if len(missed) * SAMPLE_STEP < _batch.BATCH_MIN_CHUNKS:
             return False
-        if self._pairs is not None:
+        if self._pairs is not None or self.batch_merge is not None:  # no table to pay for here
             return True
         pieces = [chunk.encode("utf-8", "surrogatepass") for chunk in missed]
         if self.chunk_lookup:  # a chunk that is a token is looked up, never merged
@@ -315,16 +319,25 @@ class Tokenizer:
                 ids = self._piece_ids(pieces[i])
                 results[i] = len(ids) if lengths_only else ids
         to_merge = [pieces[i] for i in batched]
-        priced = self._pairs is None and len(to_merge) >= _batch.BATCH_MIN_CHUNKS  # else values don't matter
-        values = _batch.byte_values(b"".join(to_merge)) if priced else None
-        if self.batch_pays(len(to_merge), sum(map(len, to_merge)), values):
-            merge = _batch.merge_lengths if lengths_only else _batch.merge_ids
-            found = merge(to_merge, self.table_for(values))
-        else:
-            found = [len(ids) if lengths_only else ids for ids in map(self._piece_ids, to_merge)]
+        found = self._merge_short(to_merge, lengths_only=lengths_only)
         for i, result in zip(batched, found, strict=True):
             results[i] = result
         return results
+
+    def _merge_short(self, pieces: list[bytes], *, lengths_only: bool = False) -> list[Any]:
+        """Ids (or their number) of pieces that are not tokens, 2 to HEAP_THRESHOLD bytes each:
+        through `batch_merge` if set and it accepts them, else numpy's batch if it pays, else
+        the Python loop."""
+        if self.batch_merge is not None and len(pieces) >= _batch.BATCH_MIN_CHUNKS:
+            merged = self.batch_merge(pieces)
+            if merged is not None:
+                return list(map(len, merged)) if lengths_only else merged
+        priced = self._pairs is None and len(pieces) >= _batch.BATCH_MIN_CHUNKS  # else values don't matter
+        values = _batch.byte_values(b"".join(pieces)) if priced else None
+        if self.batch_pays(len(pieces), sum(map(len, pieces)), values):
+            merge = _batch.merge_lengths if lengths_only else _batch.merge_ids
+            return merge(pieces, self.table_for(values))
+        return [len(ids) if lengths_only else ids for ids in map(self._piece_ids, pieces)]
 
     def batch_pays(
         self, pieces: int, size: int, values: bytes | None = None, *, always: bool = False
