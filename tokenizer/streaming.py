@@ -25,7 +25,8 @@ from pathlib import Path
 
 from .patterns import compile_pattern, is_named
 
-BLOCK_SIZE = 1 << 18  # bytes read per block (its list of chunks takes ~15x that in memory)
+BLOCK_SIZE = 1 << 16  # bytes read per block: its list of chunks takes ~15x that in memory, in each
+# worker (1 << 18 made the 10 MB mixed training's peak PSS over all processes ~5 MB higher, no faster)
 HOLD_BACK = 3  # chunks at a window's end that may still change when more text follows
 RANGE_MIN_BYTES = 1 << 20  # ranges are at least this big: a smaller one costs more to start than to count
 
