@@ -8,9 +8,11 @@
 // the ranks of the parts. Bytes are held as a string of char codes 0-255 (one per byte), so that
 // a token's bytes are a Map key and a part is a slice.
 //
-// Not wired into encoding yet: the library needs a hook for a batch merge of new chunks
-// (tokenizer/web/jsmerge.py says which). tests/browser/test_bpe_merge.py proves the ids equal
-// tiktoken's and `_bpe_scan`'s on real multilingual text and random bytes (Node runs this module).
+// Wired in by web/worker.js (registered as a Python module) and tokenizer/web/jsmerge.py (set as
+// every tokenizer's `batch_merge`: the library hands it the new chunks of an encode when there
+// are thousands). tests/browser/test_bpe_merge.py proves the ids equal tiktoken's and
+// `_bpe_scan`'s on real multilingual text and random bytes (Node runs this module);
+// tests/browser/test_browser_jsmerge.py that the page takes it and still equals tiktoken.
 
 const NO_RANK = Infinity; // "this pair is not a token": above every rank
 const CHARS = 8192; // bytes turned into a string per String.fromCharCode call (its argument limit)

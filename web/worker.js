@@ -37,9 +37,17 @@
 //   stats {names, text, udhr?} -> `stats --json` for the text ({results, languages?})
 //   sweep {name, text, sizes?} -> {sweep: [{vocab_size, tokens}], bytes}
 //   vocab_diff {name, other}  -> `diff --json` of two loaded tokenizers
+//   merge_stats {enabled?}    -> {enabled, batches, pieces, tables} of the JavaScript batch merge
+//                                (bridge.merge_stats; enabled true/false switches it first)
+//   forget_chunks {}          -> {}: empties every tokenizer's chunk cache (bench/browser.py)
 // Typed arrays are transferred, not copied. Unsolicited messages: {type: "progress", stage, ...}
 // during boot, then {type: "ready", ...}; {type: "fatal", error} if booting failed.
+import { mergeBatch, rankTable } from "./bpe-merge.js";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
+
+// web/bpe-merge.js, as the Python module tokenizer/web/jsmerge.py imports (its JS_MODULE): the
+// merge loop of many new chunks at once, faster here than WebAssembly CPython's.
+const MERGE_MODULE = "bpe_merge_js";
 
 // tokenizer/web/bridge.py, in our wheel: the functions handle() below calls.
 const BRIDGE_MODULE = "tokenizer.web.bridge";
@@ -63,6 +71,9 @@ const BRIDGE_FUNCTIONS = [
   "stats",
   "sweep",
   "vocab_diff",
+  "prepare_merge",
+  "merge_stats",
+  "forget_chunks",
 ];
 
 const post = (msg, transfer = []) => self.postMessage(msg, transfer);
@@ -113,6 +124,7 @@ const booted = (async () => {
   py = pyodide;
   progress("wheel", { label: "Installing the tokenizer…", boot_ms: performance.now() - t0 });
   py.unpackArchive(wheel, "wheel");
+  py.registerJsModule(MERGE_MODULE, { mergeBatch, rankTable });
   // Already imported when booted from the snapshot. The module proxy lives as long as this
   // worker: destroying it would destroy the function proxies borrowed from it.
   const bridge = py.pyimport(BRIDGE_MODULE);
@@ -153,7 +165,35 @@ async function ensureEncoding(name) {
   info.load_ms = performance.now() - t;
   loaded.set(name, info);
   blobs.delete(name); // Python holds it now
+  unprepared.add(name);
   return info;
+}
+
+// The JavaScript merge's table of a tokenizer (a Map of every token; 120 ms for cl100k_base,
+// 300 ms for o200k_base in Pyodide) is built when this worker has been idle for IDLE_MS, so
+// that the first large paste does not pay for it (it would, on first use, otherwise). A request
+// arriving meanwhile waits for at most one table.
+const IDLE_MS = 500; // quiet time after the last reply: the page's own requests come in bursts
+const unprepared = new Set(); // tokenizers whose table is not built yet
+let pending = 0; // requests queued or running
+let idleTimer = 0;
+
+function whenIdle() {
+  clearTimeout(idleTimer);
+  if (!unprepared.size) return;
+  idleTimer = setTimeout(() => {
+    if (pending || !unprepared.size) return;
+    const [name] = unprepared;
+    unprepared.delete(name);
+    pending++;
+    queue = queue
+      .then(() => api.prepare_merge(name))
+      .catch(() => {}) // only speed depends on it: the first large encode builds it then
+      .finally(() => {
+        pending--;
+        whenIdle();
+      });
+  }, IDLE_MS);
 }
 
 function errorText(e) {
@@ -343,6 +383,7 @@ async function handle(msg) {
         ),
       );
       loaded.set(info.name, info);
+      unprepared.add(info.name);
       return { result: { info } };
     }
     case "merges":
@@ -356,6 +397,7 @@ async function handle(msg) {
     case "learn_adopt": {
       const info = JSON.parse(api.learn_adopt(JSON.stringify(msg.request)));
       loaded.set(info.name, info);
+      unprepared.add(info.name);
       return { result: { info } };
     }
     case "audit":
@@ -369,6 +411,11 @@ async function handle(msg) {
       return { result: JSON.parse(api.stats(JSON.stringify({ names: msg.names, text: msg.text, udhr: msg.udhr }))) };
     case "sweep":
       return { result: JSON.parse(api.sweep(name, msg.text, msg.sizes ?? undefined)) };
+    case "merge_stats":
+      return { result: JSON.parse(api.merge_stats(msg.enabled ?? undefined)) };
+    case "forget_chunks":
+      api.forget_chunks();
+      return { result: {} };
     case "vocab_diff":
       await ensureEncoding(msg.other);
       return { result: JSON.parse(api.vocab_diff(name, msg.other)) };
@@ -394,12 +441,17 @@ self.onmessage = (ev) => {
     for (const n of msg.names || []) if (!loaded.has(n)) fetchBlob(n).catch(() => {});
     return;
   }
+  pending++;
+  clearTimeout(idleTimer);
   queue = queue.then(async () => {
     try {
       const { result, transfer } = await handle(msg);
       post({ id: msg.id, op: msg.op, ok: true, ...result }, transfer || []);
     } catch (e) {
       post({ id: msg.id, op: msg.op, ok: false, error: errorText(e) });
+    } finally {
+      pending--;
+      whenIdle();
     }
   });
 };

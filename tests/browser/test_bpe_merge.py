@@ -1,6 +1,8 @@
 """web/bpe-merge.js (the worker's batch merge in JavaScript, run here by Node) gives exactly
 tiktoken's ids and `_bpe_scan`'s, chunk by chunk: on the new chunks of real multilingual text
-(UDHR, every script of the sample) and on random bytes, for cl100k_base and o200k_base.
+(UDHR, every script of the sample) and on random bytes, for cl100k_base and o200k_base. And its
+wiring (tokenizer/web/jsmerge.py): it declines outside the worker, and the page's whole-text
+encode (IncrementalEncoder) hands a large text's new chunks to a tokenizer's batch merge.
 
 No browser needed: the module has no DOM; Node runs the very file the page ships.
 """
@@ -17,6 +19,10 @@ import pytest
 from tests.helpers import CORPORA, missing
 from tests.oracles import tiktoken_reference
 from tokenizer import _bpe, get_encoding
+from tokenizer._batch import BATCH_MIN_CHUNKS
+from tokenizer.encodings import DATA_DIR, encoding_from_bytes
+from tokenizer.web import jsmerge
+from tokenizer.web.incremental import IncrementalEncoder
 from tokenizer.web.jsmerge import batch_arrays, rank_arrays, split_ids
 
 RUNNER = Path(__file__).with_name("bpe_merge_runner.mjs")
@@ -78,3 +84,29 @@ def test_the_js_merge_declines_a_byte_that_is_not_a_token(tmp_path):
     ranks = {b"a": 0, b"b": 1, b"ab": 2}
     assert js_merge(tmp_path, ranks, [b"ab", b"abc"]) is None
     assert js_merge(tmp_path, ranks, [b"abab", b"ba"]) == [(2, 2), (1, 0)]
+
+
+def test_outside_the_worker_the_js_merge_declines_and_encoding_is_unchanged():
+    tok = jsmerge.attach(encoding_from_bytes((DATA_DIR / "cl100k_base.bpe").read_bytes()))
+    text = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")[:UDHR_CHARS]
+    pieces = new_chunks("cl100k_base", text)
+    assert len(pieces) >= BATCH_MIN_CHUNKS
+    assert tok.batch_merge(pieces) is None  # no bpe_merge_js module in CPython
+    assert tok.encode(text) == get_encoding("cl100k_base").encode(text)
+
+
+def test_a_whole_text_in_the_page_hands_its_new_chunks_to_the_batch_merge():
+    """IncrementalEncoder (the page's encode) merges a large text's new chunks in one batch."""
+    tok = encoding_from_bytes((DATA_DIR / "o200k_base.bpe").read_bytes())
+    ranks = tok.mergeable_ranks
+    batches: list[int] = []
+
+    def scan(pieces: list[bytes]) -> list[tuple[int, ...]]:
+        batches.append(len(pieces))
+        return [_bpe._bpe_scan(p, ranks) for p in pieces]
+
+    tok.batch_merge = scan
+    text = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")[:60_000]
+    patch = IncrementalEncoder(tok).update(text)
+    assert list(patch.ids) == tiktoken_reference("o200k_base").encode(text, allowed_special="all")
+    assert batches and sum(batches) >= BATCH_MIN_CHUNKS

@@ -33,7 +33,7 @@ from ..encodings import (
 )
 from ..loading import from_texts
 from ..patterns import compile_pattern
-from . import analysis
+from . import analysis, jsmerge
 from . import learn as learn_mode
 from .incremental import IncrementalEncoder
 
@@ -78,7 +78,7 @@ def _info(tok: Tokenizer) -> str:
 
 
 def _add(tok: Tokenizer) -> str:
-    _toks[tok.name] = tok
+    _toks[tok.name] = jsmerge.attach(tok)
     _merge_cache.pop(tok.name, None)
     return _info(tok)
 
@@ -86,8 +86,31 @@ def _add(tok: Tokenizer) -> str:
 def load_blob(name: str, buf: Any) -> str:
     """Register a reference encoding from its blob (tokenizer.encodings.pack_encoding)."""
     tok = register_encoding(_bytes(buf))
-    _toks[name] = tok
+    _toks[name] = jsmerge.attach(tok)
     return _info(tok)
+
+
+def prepare_merge(name: str) -> bool:
+    """Build the tokenizer's JavaScript merge table now (the worker calls it when idle, so that
+    the first large encode does not pay for it); False outside the worker."""
+    merge = _toks[name].batch_merge
+    return isinstance(merge, jsmerge.JsMerge) and merge.prepare()
+
+
+def merge_stats(enabled: bool | None = None) -> str:
+    """What the JavaScript batch merge did so far ({enabled, batches, pieces, tables});
+    `enabled` (True/False) turns it on or off first (bench/browser.py times both ways)."""
+    if enabled is not None:
+        jsmerge.stats.enabled = bool(enabled)
+    s = jsmerge.stats
+    return json.dumps({"enabled": s.enabled, "batches": s.batches, "pieces": s.pieces, "tables": s.tables})
+
+
+def forget_chunks() -> None:
+    """Empty every tokenizer's chunk cache: bench/browser.py times a cold encode, as CPython's
+    with a fresh tokenizer (a warm one only looks its chunks up)."""
+    for tok in _toks.values():
+        tok._cache.clear()
 
 
 def _len_table(tok: Tokenizer) -> list[int]:

@@ -54,6 +54,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import accumulate, chain
 
+from .._batch import BATCH_MIN_CHUNKS
 from ..core import Tokenizer
 from ..patterns import NO_SPLIT, is_named
 
@@ -242,8 +243,13 @@ class IncrementalEncoder:
     # ----- encoding -------------------------------------------------------------------------
 
     def _chunk_ids(self, chunks: list[str]) -> list[tuple[int, ...]]:
-        self.tok._encode_chunks([])  # makes sure tok._cache is the encoding cache
-        return list(map(self.tok._cache.__getitem__, chunks))
+        tok = self.tok
+        if tok.batch_merge is not None and len(chunks) >= BATCH_MIN_CHUNKS:
+            # The new chunks merged together (the worker's JavaScript loop) into tok._cache,
+            # not one by one below; the ids it returns are read again per chunk.
+            tok._encode_chunks(chunks)
+        tok._encode_chunks([])  # makes sure tok._cache is the encoding cache
+        return list(map(tok._cache.__getitem__, chunks))
 
     def _whole(self, text: str) -> Patch:
         removed = len(self.ids)

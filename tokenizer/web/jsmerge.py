@@ -6,16 +6,29 @@ is most of an encode (Pyodide in Node, 400 KB of UDHR, cl100k_base: 1,090 of 1,3
 same loop in JavaScript, called once for all new chunks, took 250-600 ms for what took Python
 675-923 ms (o200k_base: 280-365 against 1,110-1,170 ms), ids equal.
 
-The library has no hook for it yet: `Tokenizer._encode_many` would hand the new short chunks
-(not tokens, at most HEAP_THRESHOLD bytes) to a registered batch merge before numpy's, as
-`merge(pieces) -> list[tuple[int, ...]] | None` (None: declined, the Python loop runs). These two
-functions are the conversions such a merge needs on each side of the JavaScript call; the
-arrays are native int32, which Pyodide hands over as one buffer each.
+How it is wired: the worker registers the module as `JS_MODULE` (pyodide.registerJsModule);
+the bridge calls `attach` on every tokenizer it encodes with, which sets `Tokenizer.batch_merge`
+(the library's hook: `_merge_short` hands it the new chunks that are not tokens, 2 to
+HEAP_THRESHOLD bytes, BATCH_MIN_CHUNKS or more of them) to a `JsMerge`. One call crosses into
+JavaScript per batch, with one buffer each way: the chunks concatenated and their lengths in,
+all ids and the ids per chunk out (native int32 arrays, which Pyodide hands over as one typed
+array each).
+
+Exact: the JavaScript loop is tiktoken's, the same as `_bpe_scan` (bpe-merge.js says why), on
+the same ranks; tests/browser/test_bpe_merge.py proves it chunk by chunk in Node and
+tests/browser/test_browser_jsmerge.py on the page against tiktoken. Where the module is not
+there (CPython, tests/test_bridge.py) or `enabled` is off, the merge declines (None) and the
+library's own loop runs, so an encode never depends on it.
 """
 
 from __future__ import annotations
 
 from array import array
+from typing import Any
+
+from ..core import Tokenizer
+
+JS_MODULE = "bpe_merge_js"  # the name web/worker.js registers web/bpe-merge.js under
 
 
 def rank_arrays(ranks: dict[bytes, int]) -> tuple[bytes, array, array]:
@@ -42,3 +55,69 @@ def split_ids(ids: bytes, counts: bytes) -> list[tuple[int, ...]]:
         out.append(tuple(flat[at : at + n]))
         at += n
     return out
+
+
+class _Stats:
+    """What the JavaScript merge did in this worker (the page's tests and bench read it)."""
+
+    enabled = True  # bench/browser.py turns it off to time the Python loop in the same page
+    batches = 0  # batches merged in JavaScript
+    pieces = 0  # chunks merged in JavaScript
+    tables = 0  # rank tables built
+
+
+stats = _Stats()
+
+
+def _js_module() -> Any | None:
+    """web/bpe-merge.js as registered by the worker, or None outside it."""
+    try:
+        return __import__(JS_MODULE)
+    except ImportError:
+        return None
+
+
+class JsMerge:
+    """A tokenizer's `batch_merge` through web/bpe-merge.js.
+
+    Holds the tokenizer's ranks, not the tokenizer (no reference cycle: the JavaScript table, a
+    Map of every token, goes as soon as the tokenizer does), and builds the table on first use
+    or in `prepare`.
+    """
+
+    def __init__(self, ranks: dict[bytes, int]) -> None:
+        self._ranks = ranks
+        self._table: Any = None  # a JsProxy of rankTable's Map
+
+    def prepare(self) -> bool:
+        """Build the JavaScript table now; False when the module is not there."""
+        module = _js_module()
+        if module is None:
+            return False
+        if self._table is None:
+            from pyodide.ffi import to_js  # only in Pyodide, where the module is
+
+            tokens, lens, ranks = rank_arrays(self._ranks)
+            self._table = module.rankTable(to_js(tokens), to_js(lens), to_js(ranks))
+            stats.tables += 1
+        return True
+
+    def __call__(self, pieces: list[bytes]) -> list[tuple[int, ...]] | None:
+        if not stats.enabled or not self.prepare():
+            return None
+        from pyodide.ffi import to_js
+
+        data, lens = batch_arrays(pieces)
+        answer = _js_module().mergeBatch(self._table, to_js(data), to_js(lens))
+        if answer is None:  # a byte that is not a token: the Python loop says which
+            return None
+        out = split_ids(answer.ids.to_bytes(), answer.counts.to_bytes())
+        stats.batches += 1
+        stats.pieces += len(pieces)
+        return out
+
+
+def attach(tok: Tokenizer) -> Tokenizer:
+    """Give `tok` the JavaScript batch merge (it declines outside the worker)."""
+    tok.batch_merge = JsMerge(tok.mergeable_ranks)
+    return tok

@@ -1,0 +1,59 @@
+"""The page's JavaScript batch merge (web/bpe-merge.js, wired in by tokenizer/web/jsmerge.py):
+multilingual text pasted in a fresh page takes it (thousands of new chunks at once) and the
+panels' ids still equal tiktoken's, for cl100k_base and o200k_base.
+
+A fresh page: its worker's chunk caches are empty, so the paste's new chunks are all merged
+then, and the worker's counters (the `merge_stats` op) say by which loop.
+"""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page
+
+from tests.browser.pages import all_panel_ids
+from tests.helpers import CORPORA
+from tests.oracles import tiktoken_reference
+
+UDHR_CHARS = 150_000  # every script of udhr_sample.txt, ~10,000 new chunks per encoding
+ENCODINGS = ("cl100k_base", "o200k_base")  # the default panels (manifest default_encodings)
+BATCH_MIN_CHUNKS = 2_000  # tokenizer._batch: fewer new chunks never reach the batch merge
+
+
+def merge_stats(page: Page) -> dict:
+    return page.evaluate("() => window.__bpe.rpc('merge_stats', {})")
+
+
+def paste(page: Page, text: str) -> None:
+    # As Ctrl+V: the value and one input event (fill() is slow on large texts).
+    page.get_by_test_id("input").evaluate(
+        "(el, t) => { el.value = t; el.dispatchEvent(new Event('input', {bubbles: true})); }", text
+    )
+
+
+def wait_all_ids(page: Page, encoding: str, n_ids: int, n_chars: int) -> list[int]:
+    page.wait_for_function(
+        """([enc, n, len]) => {
+            const p = window.__bpe.state.panels.find((p) => p.name === enc);
+            return p && p.result && p.result.length === len && p.result.all.ids.length === n
+                && p.el.dataset.state === "ok";
+        }""",
+        arg=[encoding, n_ids, n_chars],
+        timeout=120_000,
+        polling=100,
+    )
+    return all_panel_ids(page, encoding)
+
+
+def test_multilingual_paste_takes_the_js_merge_and_equals_tiktoken(open_page, live_server):
+    page = open_page(live_server)
+    text = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")[:UDHR_CHARS]
+    before = merge_stats(page)
+    assert before["enabled"]
+    paste(page, text)
+    for name in ENCODINGS:
+        want = tiktoken_reference(name).encode(text, allowed_special="all")
+        assert wait_all_ids(page, name, len(want), len(text)) == want, f"{name}: the page's ids differ"
+    after = merge_stats(page)
+    assert after["batches"] - before["batches"] >= len(ENCODINGS), after
+    assert after["pieces"] - before["pieces"] >= len(ENCODINGS) * BATCH_MIN_CHUNKS, after
+    assert after["tables"] >= len(ENCODINGS), after
