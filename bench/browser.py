@@ -214,9 +214,9 @@ def clipboard_paste(page) -> None:
     )
 
 
-def measure_large(page, size: int) -> dict:
-    """A paste of `size` characters: first tokens, longest task, DOM size; then keystrokes."""
-    text = big_text(size)
+def paste_large(page, text: str) -> tuple[float, float]:
+    """A paste of `text` into the emptied box: ms to the first tokens on screen, s until every
+    panel is done."""
     paste(page, "")  # a paste into an empty box, as on a fresh page
     panels_done(page, 0)
     # Handing the page 5 MB through Playwright is a long task of its own: done before measuring.
@@ -225,7 +225,6 @@ def measure_large(page, size: int) -> dict:
     before = page.evaluate("window.__bpe.metrics.renders.length")
     t = time.perf_counter()
     clipboard_paste(page)
-    n_panels = page.get_by_test_id("panel").count()
     page.wait_for_function(
         "([n, len]) => window.__bpe.metrics.renders.slice(n).filter(r => r.len === len).length >= 1",
         arg=[before, len(text)],
@@ -234,7 +233,14 @@ def measure_large(page, size: int) -> dict:
     )
     first = min(r["ms"] for r in page.evaluate(f"window.__bpe.metrics.renders.slice({before})"))
     panels_done(page, len(text))
-    done_s = time.perf_counter() - t
+    return first, time.perf_counter() - t
+
+
+def measure_large(page, size: int) -> dict:
+    """A paste of `size` characters: first tokens, longest task, DOM size; then keystrokes."""
+    text = big_text(size)
+    first, done_s = paste_large(page, text)
+    n_panels = page.get_by_test_id("panel").count()
     out = {
         "chars": len(text),
         "first_tokens_ms": first,
@@ -253,6 +259,21 @@ def measure_large(page, size: int) -> dict:
     out["keystroke_median_ms"] = statistics.median(lat)
     out["keystroke_max_ms"] = max(lat)
     out["keystroke_longest_task_ms"] = page.evaluate("() => Math.max(0, ...window.__longtasks)")
+    return out
+
+
+def measure_paste_js(page, size: int, rounds: int) -> list[dict]:
+    """The 1 MB paste's first tokens with the JavaScript batch merge off and on, interleaved,
+    each with empty chunk caches (its tables were built while the page was idle)."""
+    text = big_text(size)
+    out = []
+    for _ in range(rounds):
+        for js in (False, True):
+            page.evaluate("(js) => window.__bpe.rpc('merge_stats', {enabled: js})", js)
+            page.evaluate("() => window.__bpe.rpc('forget_chunks', {})")
+            first, done_s = paste_large(page, text)
+            out.append({"chars": size, "js_merge": js, "first_tokens_ms": first, "all_panels_done_s": done_s})
+    page.evaluate("() => window.__bpe.rpc('merge_stats', {enabled: true})")
     return out
 
 
@@ -358,19 +379,31 @@ def measure_analysis(page) -> list[dict]:
     ]
 
 
-def measure_throughput(page, name: str, label: str, text: str) -> dict:
+def measure_throughput(page, name: str, label: str, text: str, *, rounds: int = 2) -> dict:
+    """Worker encode (time inside Python, empty chunk caches) with the JavaScript batch merge off
+    (the Python loop, as before it was wired in) and on, interleaved `rounds` times; CPython
+    with a fresh encoding, same code (no numpy) and with numpy. Best of each."""
     data_len = len(text.encode())
-    res = page.evaluate(
-        """async ([name, text]) => {
-            const t = performance.now();
-            const r = await window.__bpe.rpc('encode', {name, text});
-            return {rt: performance.now() - t, py: r.ms, n: r.ids.length};
-        }""",
-        [name, text],
-    )
-
-    cpy_ms, n_ids = _cpython_ms(name, text, pure=True)  # the worker's code: no numpy batch merge
-    assert n_ids == res["n"], (name, n_ids, res["n"])
+    runs: dict[bool, list[dict]] = {False: [], True: []}
+    for _ in range(rounds):
+        for js in (False, True):
+            runs[js].append(
+                page.evaluate(
+                    """async ([name, text, js]) => {
+                        await window.__bpe.rpc('merge_stats', {enabled: js});
+                        await window.__bpe.rpc('forget_chunks', {});
+                        const t = performance.now();
+                        const r = await window.__bpe.rpc('encode', {name, text});
+                        return {rt: performance.now() - t, py: r.ms, n: r.ids.length};
+                    }""",
+                    [name, text, js],
+                )
+            )
+    page.evaluate("() => window.__bpe.rpc('merge_stats', {enabled: true})")
+    off = min(runs[False], key=lambda r: r["py"])
+    res = min(runs[True], key=lambda r: r["py"])
+    cpy_ms, n_ids = min(_cpython_ms(name, text, pure=True) for _ in range(rounds))  # the worker's code
+    assert n_ids == res["n"] == off["n"], (name, n_ids, res["n"], off["n"])
     batch_ms, _ = _cpython_ms(name, text, pure=False)
     return {
         "encoding": name,
@@ -378,6 +411,7 @@ def measure_throughput(page, name: str, label: str, text: str) -> dict:
         "bytes": data_len,
         "tokens": res["n"],
         "worker_MBps": data_len / 1e6 / (res["py"] / 1000),
+        "worker_python_loop_MBps": data_len / 1e6 / (off["py"] / 1000),
         "worker_roundtrip_MBps": data_len / 1e6 / (res["rt"] / 1000),
         "cpython_MBps": data_len / 1e6 / (cpy_ms / 1000),
         "cpython_numpy_MBps": data_len / 1e6 / (batch_ms / 1000),
@@ -447,6 +481,11 @@ def main(argv=None) -> dict:
         help="cold loads, large texts and the decode box only (skip the rest)",
     )
     ap.add_argument(
+        "--only-encode",
+        action="store_true",
+        help="no boots: the 1 MB paste and the worker encode rows only, JavaScript batch merge off and on",
+    )
+    ap.add_argument(
         "--analysis", action="store_true", help="with --only-large: the analysis views too (issue 14)"
     )
     ap.add_argument("--server", choices=["flask", "static"], default="flask")
@@ -476,7 +515,7 @@ def main(argv=None) -> dict:
             return page
 
         cold, cold_first, warm, warm_first, boot_tasks = [], [], [], [], []
-        for _ in range(args.runs):
+        for _ in range(0 if args.only_encode else args.runs):
             context = browser.new_context()  # fresh profile: nothing cached
             context.add_init_script(BOOT_INIT)
             page = new_page(context)
@@ -500,13 +539,17 @@ def main(argv=None) -> dict:
         page.goto(origin + "/")
         wait_ready(page)
         page.wait_for_timeout(500)
-        sizes = () if args.only_large else (1_000, 10_000, 100_000)
+        short = args.only_large or args.only_encode
+        sizes = () if short else (1_000, 10_000, 100_000)
         results["typing"] = [measure_typing(page, size, args.keystrokes) for size in sizes]
-        results["large"] = [measure_large(page, size) for size in (1_000_000, 5_000_000)]
+        large = () if args.only_encode else (1_000_000, 5_000_000)
+        results["large"] = [measure_large(page, size) for size in large]
+        results["paste_js"] = measure_paste_js(page, 1_000_000, rounds=2) if args.only_encode else []
         paste(page, "hello")
         panels_done(page, 5)
-        results["decode_box"] = measure_decode_box(page)
-        results["analysis"] = measure_analysis(page) if args.analysis or not args.only_large else []
+        results["decode_box"] = None if args.only_encode else measure_decode_box(page)
+        analysis = (args.analysis or not args.only_large) and not args.only_encode
+        results["analysis"] = measure_analysis(page) if analysis else []
         en = (CORPORA / "pg_en_medium.txt").read_text(encoding="utf-8")[:1_000_000]
         multi = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")[:400_000]
         results["throughput"] = [
@@ -515,15 +558,16 @@ def main(argv=None) -> dict:
             for label, text in (("english 1 MB", en), ("udhr multilingual", multi))
             if not args.only_large
         ]
-        results["load_formats"] = [] if args.only_large else measure_formats(page, dist)
+        results["load_formats"] = [] if short else measure_formats(page, dist)
         results["longest_main_thread_task_ms"] = max(
             [
                 *boot_tasks,
                 *(t["longest_task_ms"] for t in results["typing"]),
                 *(max(t["paste_longest_task_ms"], t["keystroke_longest_task_ms"]) for t in results["large"]),
-                results["decode_box"]["longest_task_ms"],
+                *([results["decode_box"]["longest_task_ms"]] if results["decode_box"] else []),
                 *(a["longest_task_ms"] for a in results["analysis"]),
-            ]
+            ],
+            default=0,
         )
         context.close()
         browser.close()
@@ -547,14 +591,15 @@ def report(r: dict) -> None:
     print(
         f"load average (1/5/15 min) before {fmt(r['load_average_before'])}, after {fmt(r['load_average_after'])}"
     )
-    print(
-        f"cold load -> ready: median {med(r['cold_ready_s']):.2f} s {fmt(r['cold_ready_s'])}"
-        f"  first tokens {med(r['cold_first_tokens_s']):.2f} s   (target <= 6 s)"
-    )
-    print(
-        f"warm reload -> ready: median {med(r['warm_ready_s']):.2f} s {fmt(r['warm_ready_s'])}"
-        f"  first tokens {med(r['warm_first_tokens_s']):.2f} s   (target <= 2.5 s)"
-    )
+    if r["cold_ready_s"]:
+        print(
+            f"cold load -> ready: median {med(r['cold_ready_s']):.2f} s {fmt(r['cold_ready_s'])}"
+            f"  first tokens {med(r['cold_first_tokens_s']):.2f} s   (target <= 6 s)"
+        )
+        print(
+            f"warm reload -> ready: median {med(r['warm_ready_s']):.2f} s {fmt(r['warm_ready_s'])}"
+            f"  first tokens {med(r['warm_first_tokens_s']):.2f} s   (target <= 2.5 s)"
+        )
     print("keystroke -> render (both panels):")
     for t in r["typing"]:
         print(
@@ -570,23 +615,31 @@ def report(r: dict) -> None:
             f"   keystroke median {t['keystroke_median_ms']:6.0f} ms max {t['keystroke_max_ms']:6.0f}"
             f" (longest task {t['keystroke_longest_task_ms']:.0f} ms)"
         )
+    for t in r.get("paste_js", []):
+        print(
+            f"  {t['chars'] / 1e6:.0f} MB, JavaScript batch merge {'on ' if t['js_merge'] else 'off'}:"
+            f" first tokens {t['first_tokens_ms']:7.0f} ms  done {t['all_panels_done_s']:5.1f} s"
+        )
     d = r["decode_box"]
-    print(
-        f"decode box: {d['ids']:,} ids -> decoded in {d['decode_ms']:.0f} ms, longest task {d['longest_task_ms']:.0f} ms"
-    )
+    if d:
+        print(
+            f"decode box: {d['ids']:,} ids -> decoded in {d['decode_ms']:.0f} ms,"
+            f" longest task {d['longest_task_ms']:.0f} ms"
+        )
     if r["analysis"]:
         print("analysis views (issue 14): wall time to the result, longest main-thread task")
     for a in r["analysis"]:
         print(f"  {a['view']:45} {a['s']:6.1f} s  longest task {a['longest_task_ms']:5.0f} ms")
     print(
-        "encode throughput (MB/s):   worker (Python time) / worker round trip / CPython, same code"
-        " (no numpy) / CPython with numpy's batch merge"
+        "encode throughput (MB/s, empty caches):   worker (Python time; JavaScript batch merge) /"
+        " worker, Python loop / worker round trip / CPython, same code (no numpy) / CPython with numpy"
     )
     for t in r["throughput"]:
         print(
-            f"  {t['encoding']:12} {t['text']:18} {t['worker_MBps']:6.2f} / {t['worker_roundtrip_MBps']:6.2f} / "
-            f"{t['cpython_MBps']:6.2f} / {t['cpython_numpy_MBps']:6.2f}   "
+            f"  {t['encoding']:12} {t['text']:18} {t['worker_MBps']:6.2f} / {t['worker_python_loop_MBps']:6.2f} / "
+            f"{t['worker_roundtrip_MBps']:6.2f} / {t['cpython_MBps']:6.2f} / {t['cpython_numpy_MBps']:6.2f}   "
             f"worker / CPython same code {t['worker_MBps'] / t['cpython_MBps']:.2f}x"
+            f" (Python loop {t['worker_python_loop_MBps'] / t['cpython_MBps']:.2f}x)"
         )
     print("cl100k_base load in the worker (best of 3): format, bytes, fetch ms, parse ms")
     for f in r["load_formats"]:
