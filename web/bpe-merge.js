@@ -25,10 +25,10 @@ function byteString(bytes) {
 }
 
 // The tokens' table: token bytes (as a byte string) -> rank. `tokens` is every token's bytes
-// concatenated, `lens` their lengths and `ranks` their ranks, in the same order.
-export function rankTable(tokens, lens, ranks) {
+// concatenated, `lens` their lengths and `ranks` their ranks, in the same order. Given a
+// `table`, they are added to it (the worker builds a large table in steps, between requests).
+export function rankTable(tokens, lens, ranks, table = new Map()) {
   const all = byteString(tokens);
-  const table = new Map();
   let at = 0;
   for (let i = 0; i < lens.length; i++) {
     table.set(all.slice(at, at + lens[i]), ranks[i]);

@@ -170,30 +170,32 @@ async function ensureEncoding(name) {
 }
 
 // The JavaScript merge's table of a tokenizer (a Map of every token; 120 ms for cl100k_base,
-// 300 ms for o200k_base in Pyodide) is built when this worker has been idle for IDLE_MS, so
-// that the first large paste does not pay for it (it would, on first use, otherwise). A request
-// arriving meanwhile waits for at most one table.
+// 300 ms for o200k_base in Pyodide, 14 MB) is built while this worker is idle, so that the first
+// large paste does not pay for it (it would, on first use, otherwise): after IDLE_MS without a
+// request, one step of it per task (bridge.prepare_merge: PREPARE_STEP tokens, 10-35 ms), so a
+// request arriving meanwhile waits for one step at most.
 const IDLE_MS = 500; // quiet time after the last reply: the page's own requests come in bursts
-const unprepared = new Set(); // tokenizers whose table is not built yet
+const unprepared = new Set(); // tokenizers whose table is not complete yet
 let pending = 0; // requests queued or running
 let idleTimer = 0;
 
-function whenIdle() {
+function whenIdle(delay = IDLE_MS) {
   clearTimeout(idleTimer);
   if (!unprepared.size) return;
   idleTimer = setTimeout(() => {
     if (pending || !unprepared.size) return;
     const [name] = unprepared;
-    unprepared.delete(name);
     pending++;
     queue = queue
-      .then(() => api.prepare_merge(name))
-      .catch(() => {}) // only speed depends on it: the first large encode builds it then
+      .then(() => {
+        if (api.prepare_merge(name)) unprepared.delete(name);
+      })
+      .catch(() => unprepared.delete(name)) // only speed depends on it: the first large encode builds it
       .finally(() => {
         pending--;
-        whenIdle();
+        whenIdle(0); // the next step, unless a request came meanwhile (it restarts the wait)
       });
-  }, IDLE_MS);
+  }, delay);
 }
 
 function errorText(e) {

@@ -91,10 +91,11 @@ def load_blob(name: str, buf: Any) -> str:
 
 
 def prepare_merge(name: str) -> bool:
-    """Build the tokenizer's JavaScript merge table now (the worker calls it when idle, so that
-    the first large encode does not pay for it); False outside the worker."""
+    """One step of building the tokenizer's JavaScript merge table (the worker calls it while
+    idle, so that the first large encode does not pay for it); True when there is no more to
+    do (complete, or not in the worker)."""
     merge = _toks[name].batch_merge
-    return isinstance(merge, jsmerge.JsMerge) and merge.prepare()
+    return not isinstance(merge, jsmerge.JsMerge) or merge.prepare(1)
 
 
 def merge_stats(enabled: bool | None = None) -> str:

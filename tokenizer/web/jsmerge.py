@@ -24,11 +24,14 @@ library's own loop runs, so an encode never depends on it.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from ..core import Tokenizer
 
 JS_MODULE = "bpe_merge_js"  # the name web/worker.js registers web/bpe-merge.js under
+PREPARE_STEP = 16_384  # tokens added to a JavaScript table per step: 10-35 ms in Pyodide
 
 
 def rank_arrays(ranks: dict[bytes, int]) -> tuple[bytes, array, array]:
@@ -81,34 +84,48 @@ class JsMerge:
     """A tokenizer's `batch_merge` through web/bpe-merge.js.
 
     Holds the tokenizer's ranks, not the tokenizer (no reference cycle: the JavaScript table, a
-    Map of every token, goes as soon as the tokenizer does), and builds the table on first use
-    or in `prepare`.
+    Map of every token, goes as soon as the tokenizer does). The table is built PREPARE_STEP
+    tokens at a time by `prepare` (the worker calls it while idle, a step per task, so that a
+    request waits for one step at most), and whatever is left on first use.
     """
 
     def __init__(self, ranks: dict[bytes, int]) -> None:
-        self._ranks = ranks
+        self._left: Iterator[tuple[bytes, int]] | None = iter(ranks.items())  # None: table complete
         self._table: Any = None  # a JsProxy of rankTable's Map
 
-    def prepare(self) -> bool:
-        """Build the JavaScript table now; False when the module is not there."""
+    def prepare(self, steps: int | None = None) -> bool:
+        """Add up to `steps` steps of tokens to the JavaScript table (None: all that are left);
+        True when nothing is left to do (the table is complete, or the module is not there)."""
         module = _js_module()
         if module is None:
-            return False
-        if self._table is None:
-            from pyodide.ffi import to_js  # only in Pyodide, where the module is
+            return True
+        from pyodide.ffi import to_js  # only in Pyodide, where the module is
 
-            tokens, lens, ranks = rank_arrays(self._ranks)
-            self._table = module.rankTable(to_js(tokens), to_js(lens), to_js(ranks))
-            stats.tables += 1
-        return True
+        while self._left is not None and (steps is None or steps > 0):
+            part = dict(islice(self._left, PREPARE_STEP))
+            if not part:
+                self._left = None
+                stats.tables += 1
+                break
+            tokens, lens, ranks = rank_arrays(part)
+            args = (to_js(tokens), to_js(lens), to_js(ranks))
+            self._table = (
+                module.rankTable(*args) if self._table is None else module.rankTable(*args, self._table)
+            )
+            steps = None if steps is None else steps - 1
+        return self._left is None
 
     def __call__(self, pieces: list[bytes]) -> list[tuple[int, ...]] | None:
-        if not stats.enabled or not self.prepare():
-            return None
+        module = _js_module()
+        if not stats.enabled or module is None:
+            return None  # turned off, or outside the worker
         from pyodide.ffi import to_js
 
+        self.prepare()
+        if self._table is None:  # no tokens at all
+            return None
         data, lens = batch_arrays(pieces)
-        answer = _js_module().mergeBatch(self._table, to_js(data), to_js(lens))
+        answer = module.mergeBatch(self._table, to_js(data), to_js(lens))
         if answer is None:  # a byte that is not a token: the Python loop says which
             return None
         out = split_ids(answer.ids.to_bytes(), answer.counts.to_bytes())
