@@ -42,12 +42,13 @@
 //   forget_chunks {}          -> {}: empties every tokenizer's chunk cache (bench/browser.py)
 // Typed arrays are transferred, not copied. Unsolicited messages: {type: "progress", stage, ...}
 // during boot, then {type: "ready", ...}; {type: "fatal", error} if booting failed.
-import { mergeBatch, rankTable } from "./bpe-merge.js";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 // web/bpe-merge.js, as the Python module tokenizer/web/jsmerge.py imports (its JS_MODULE): the
 // merge loop of many new chunks at once, faster here than WebAssembly CPython's.
 const MERGE_MODULE = "bpe_merge_js";
+// Not a static import: fetched while Pyodide boots. Without it Python merges alone (jsmerge.py).
+const mergeModuleP = import("./bpe-merge.js").catch(() => null);
 
 // tokenizer/web/bridge.py, in our wheel: the functions handle() below calls.
 const BRIDGE_MODULE = "tokenizer.web.bridge";
@@ -120,11 +121,11 @@ const booted = (async () => {
   progress("boot", { label: "Starting Python (Pyodide)…" });
   const pyodideP = startPython();
   manifest = await manifestP;
-  const [pyodide, wheel] = await Promise.all([pyodideP, wheelP]);
+  const [pyodide, wheel, merge] = await Promise.all([pyodideP, wheelP, mergeModuleP]);
   py = pyodide;
   progress("wheel", { label: "Installing the tokenizer…", boot_ms: performance.now() - t0 });
   py.unpackArchive(wheel, "wheel");
-  py.registerJsModule(MERGE_MODULE, { mergeBatch, rankTable });
+  if (merge) py.registerJsModule(MERGE_MODULE, { mergeBatch: merge.mergeBatch, rankTable: merge.rankTable });
   // Already imported when booted from the snapshot. The module proxy lives as long as this
   // worker: destroying it would destroy the function proxies borrowed from it.
   const bridge = py.pyimport(BRIDGE_MODULE);
@@ -174,7 +175,7 @@ async function ensureEncoding(name) {
 // large paste does not pay for it (it would, on first use, otherwise): after IDLE_MS without a
 // request, one step of it per task (bridge.prepare_merge: PREPARE_STEP tokens, 10-35 ms), so a
 // request arriving meanwhile waits for one step at most.
-const IDLE_MS = 500; // quiet time after the last reply: the page's own requests come in bursts
+const IDLE_MS = 100; // quiet time after the last reply: the page's requests for one edit come together
 const unprepared = new Set(); // tokenizers whose table is not complete yet
 let pending = 0; // requests queued or running
 let idleTimer = 0;

@@ -52,10 +52,10 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate, chain
+from itertools import accumulate, chain, filterfalse
 
 from .._batch import BATCH_MIN_CHUNKS
-from ..core import Tokenizer
+from ..core import CACHE_SIZE, Tokenizer
 from ..patterns import NO_SPLIT, is_named
 
 LOOKAHEAD = 4  # characters an attempt of a named pattern examines past max(chunk end, space run)
@@ -181,6 +181,17 @@ class _Text:
         self._flat = None
 
 
+def _merge_new(tok: Tokenizer, chunks: list[str], cache: dict[str, tuple[int, ...]]) -> None:
+    """Put the chunks that `cache` lacks into it, merged together (`tok.batch_merge`: the
+    worker's JavaScript loop) rather than one by one on lookup. Exact: `_merge_pieces` gives
+    each chunk the ids its own encoding would. Finding them is one C-speed pass of lookups
+    (most chunks of a large text are hits; no set of them all, no flat list of ids); when they
+    would overflow the cache, the lookups merge them as before."""
+    new = list(dict.fromkeys(filterfalse(cache.__contains__, chunks)))
+    if len(new) >= BATCH_MIN_CHUNKS and len(cache) + len(new) <= CACHE_SIZE:
+        cache.update(zip(new, tok._merge_pieces(list(map(str.encode, new))), strict=True))
+
+
 class IncrementalEncoder:
     """One text's encoding, kept up to date edit by edit: `update(text)` returns a Patch."""
 
@@ -244,12 +255,11 @@ class IncrementalEncoder:
 
     def _chunk_ids(self, chunks: list[str]) -> list[tuple[int, ...]]:
         tok = self.tok
-        if tok.batch_merge is not None and len(chunks) >= BATCH_MIN_CHUNKS:
-            # The new chunks merged together (the worker's JavaScript loop) into tok._cache,
-            # not one by one below; the ids it returns are read again per chunk.
-            tok._encode_chunks(chunks)
         tok._encode_chunks([])  # makes sure tok._cache is the encoding cache
-        return list(map(tok._cache.__getitem__, chunks))
+        cache = tok._cache
+        if tok.batch_merge is not None and len(chunks) >= BATCH_MIN_CHUNKS:
+            _merge_new(tok, chunks, cache)
+        return list(map(cache.__getitem__, chunks))
 
     def _whole(self, text: str) -> Patch:
         removed = len(self.ids)
