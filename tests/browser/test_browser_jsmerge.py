@@ -1,6 +1,7 @@
 """The page's JavaScript batch merge (web/bpe-merge.js, wired in by tokenizer/web/jsmerge.py):
 multilingual text pasted in a fresh page takes it (thousands of new chunks at once) and the
-panels' ids still equal tiktoken's, for cl100k_base and o200k_base.
+panels' ids still equal tiktoken's, for cl100k_base and o200k_base; so does a user's loaded
+tokenizer, with its own table.
 
 A fresh page: its worker's chunk caches are empty, so the paste's new chunks are all merged
 then, and the worker's counters (the `merge_stats` op) say by which loop.
@@ -8,15 +9,21 @@ then, and the worker's counters (the `merge_stats` op) say by which loop.
 
 from __future__ import annotations
 
+from itertools import islice
+
+import tiktoken
 from playwright.sync_api import Page
 
 from tests.browser.pages import all_panel_ids
 from tests.helpers import CORPORA
 from tests.oracles import tiktoken_reference
+from tokenizer import formats, get_encoding
+from tokenizer._batch import BATCH_MIN_CHUNKS
+from tokenizer.loading import from_texts
 
 UDHR_CHARS = 150_000  # every script of udhr_sample.txt, ~10,000 new chunks per encoding
 ENCODINGS = ("cl100k_base", "o200k_base")  # the default panels (manifest default_encodings)
-BATCH_MIN_CHUNKS = 2_000  # tokenizer._batch: fewer new chunks never reach the batch merge
+SMALL_VOCAB = 1_000  # ranks of the loaded tokenizer: UDHR's chunks are then nearly all new
 
 
 def merge_stats(page: Page) -> dict:
@@ -57,3 +64,27 @@ def test_multilingual_paste_takes_the_js_merge_and_equals_tiktoken(open_page, li
     assert after["batches"] - before["batches"] >= len(ENCODINGS), after
     assert after["pieces"] - before["pieces"] >= len(ENCODINGS) * BATCH_MIN_CHUNKS, after
     assert after["tables"] >= len(ENCODINGS), after
+
+
+def test_a_loaded_tokenizer_takes_the_js_merge_and_equals_tiktoken(open_page, live_server):
+    """A user's .tiktoken (cl100k_base's first SMALL_VOCAB ranks: a valid BPE, where nearly
+    every chunk is new) gets its own table; its ids equal tiktoken's with the same ranks."""
+    page = open_page(live_server)
+    ranks = dict(islice(get_encoding("cl100k_base").mergeable_ranks.items(), SMALL_VOCAB))
+    loaded = from_texts(formats.dump_tiktoken(ranks), None, None, "small.tiktoken")
+    text = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")[:UDHR_CHARS]
+    before = merge_stats(page)
+    got = page.evaluate(
+        """async ([tiktoken, text]) => {
+            const {info} = await window.__bpe.rpc('load', {tiktoken, filename: 'small.tiktoken'});
+            const r = await window.__bpe.rpc('encode', {name: info.name, text});
+            return Array.from(r.ids);
+        }""",
+        [formats.dump_tiktoken(ranks), text],
+    )
+    reference = tiktoken.Encoding(
+        "small", pat_str=loaded.pattern_regex, mergeable_ranks=ranks, special_tokens={}
+    )
+    assert got == reference.encode(text) == loaded.encode(text)
+    after = merge_stats(page)
+    assert after["pieces"] - before["pieces"] >= BATCH_MIN_CHUNKS, after
