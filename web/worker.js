@@ -43,6 +43,7 @@
 // Typed arrays are transferred, not copied. Unsolicited messages: {type: "progress", stage, ...}
 // during boot, then {type: "ready", ...}; {type: "fatal", error} if booting failed.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
+import { withRoom } from "./result.js";
 
 // web/bpe-merge.js, as the Python module tokenizer/web/jsmerge.py imports (its JS_MODULE): the
 // merge loop of many new chunks at once, faster here than WebAssembly CPython's.
@@ -302,9 +303,14 @@ function editMarks(marks, s, e, inserted) {
   return { pos, unit };
 }
 
+// A whole result of at least ROOMY_TOKENS tokens goes with room to grow (result.js withRoom):
+// copying it here, off the page's thread, spares the first keystroke's patch the copy there.
+const ROOMY_TOKENS = 1 << 16; // below, the page's copy is a few milliseconds
+
 function editReply([start, removed, full, serial, ids, lens, bytes, ms, chars]) {
-  const a = asInt32(ids);
-  const b = asInt32(lens);
+  let a = asInt32(ids);
+  let b = asInt32(lens);
+  if (full && a.length >= ROOMY_TOKENS) [a, b, bytes] = [withRoom(a), withRoom(b), withRoom(bytes)];
   return {
     result: { start, removed, full, serial, ids: a, lens: b, bytes, ms, chars },
     transfer: [a.buffer, b.buffer, bytes.buffer],
