@@ -16,11 +16,11 @@
 import { el } from "./dom.js";
 import { updateDiff } from "./diff.js";
 import { decodeLenient } from "./format.js";
-import { clearTokens, render, shown } from "./render.js";
+import { clearTokens, render, showTokenAt, shown } from "./render.js";
 import { freezeWindow, patchResult, wholeResult } from "./result.js";
 import { writeShareLink, writeShareLinkSoon } from "./share.js";
 import { $, metrics, panelByName, state } from "./state.js";
-import { editSince, getText, onTextChange, textLength, textVersion } from "./textbox.js";
+import { editSince, getText, onCaretMove, onTextChange, textLength, textVersion } from "./textbox.js";
 import { nextRequestId, rpc, WorkerTimeout } from "./worker-client.js";
 
 const panelsEl = $("#panels");
@@ -378,6 +378,10 @@ onTextChange((timeStamp) => {
   inputSeq++;
   lastInput = { seq: inputSeq, t: timeStamp };
   refreshAll();
+});
+
+onCaretMove((version, bytes) => {
+  for (const panel of state.panels) if (!panel.removed) showTokenAt(panel, version, bytes);
 });
 
 // ----- split view (regex pre-tokenization chunks) -------------------------------------------

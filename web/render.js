@@ -72,6 +72,27 @@ function viewRange(panel, total, patch, full) {
   return [a, a + VIEW_TOKENS];
 }
 
+// The caret moved (textbox.js onCaretMove) to byte `bytes` of the text: a large result's window
+// moves there unless it shows that token already, so the tokens around the caret are on screen
+// and the next keystroke is an edit inside the window (a jump at a keystroke costs it ~50 ms
+// more: two slices and a whole new window laid out). Only a result for that very text moves.
+export function showTokenAt(panel, textVersion, bytes) {
+  const r = panel.result;
+  if (!r || r.all.ids.length <= VIEW_TOKENS || panel.textVersion !== textVersion || panel.inflight) return;
+  const starts = r.allStarts;
+  let lo = 0;
+  let hi = r.all.ids.length - 1;
+  while (lo < hi) {
+    // the last token starting at or before `bytes`
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid] <= bytes) lo = mid;
+    else hi = mid - 1;
+  }
+  if (lo >= r.offset && lo < r.offset + r.ids.length) return;
+  panel.viewStart = Math.max(0, lo - JUMP_BEFORE);
+  render(panel, r.all, r.length, { full: true });
+}
+
 // "tokens a-b of n" and buttons that move the window; hidden while the whole result is shown.
 function showPager(panel, w0, w1, total) {
   if (!panel.pagerEl) {

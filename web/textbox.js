@@ -26,6 +26,7 @@
 // whole text too, as it would without a window.
 
 import { $, input } from "./state.js";
+import { isHigh, isLow } from "./utf16.js";
 
 // The box's cost grows with what it holds: laying out (shaping) 128 K characters anew took
 // ~100 ms on the test machine, a keystroke in 5 MB 0.4-0.9 s, in 64 K ~25 ms under load.
@@ -89,6 +90,21 @@ class Pieces {
     return this.flat;
   }
 
+  // UTF-8 bytes of text[0, at), as the worker encodes it (a lone surrogate as U+FFFD, 3 bytes):
+  // each piece through the browser's encoder; a pair that two pieces split is 4 bytes, not 3 + 3.
+  utf8Before(at) {
+    let bytes = 0;
+    for (let i = 0; i < this.pieces.length && this.startOf(i) < at; i++) {
+      const piece = this.pieces[i];
+      const part = this.ends[i] <= at ? piece : piece.slice(0, at - this.startOf(i));
+      bytes += utf8.encodeInto(part, scratch(part.length)).written;
+      const next = this.pieces[i + 1];
+      const split = part === piece && next && isHigh(piece.charCodeAt(piece.length - 1)) && isLow(next.charCodeAt(0));
+      if (split && this.ends[i] < at) bytes -= 2;
+    }
+    return bytes;
+  }
+
   // Characters [start, start + removed) become `inserted`.
   replace(start, removed, inserted) {
     let i = 0;
@@ -109,6 +125,14 @@ class Pieces {
   }
 }
 
+const utf8 = new TextEncoder();
+let scratchBytes = new Uint8Array(0);
+// A buffer for encodeInto of `units` UTF-16 units (at most 3 bytes each).
+function scratch(units) {
+  if (scratchBytes.length < 3 * units) scratchBytes = new Uint8Array(3 * units);
+  return scratchBytes;
+}
+
 let text = new Pieces(input.value);
 let boxStart = 0; // the box shows text[boxStart, boxStart + boxValue.length)
 let boxValue = input.value; // what the box held after our last change, to find the user's edit
@@ -121,10 +145,32 @@ export const getText = () => text.toString(); // joins the pieces once after an 
 export const textLength = () => text.length;
 export const textVersion = () => version;
 export const isWindowed = () => text.length > LIVE_MAX;
+export const utf8Before = (at) => text.utf8Before(at); // bytes of the UTF-8 text before character `at`
 
 // Fn(timeStamp) after every change of the text.
 export function onTextChange(fn) {
   listeners.push(fn);
+}
+
+// Fn(version, bytes) when the caret has moved and settled (CARET_SETTLE_MS), not by typing:
+// `bytes` is the caret's offset in the UTF-8 text of `version` (the panels' tokens are byte
+// ranges). Only large texts are told: a shorter one is shown whole.
+const CARET_SETTLE_MS = 120; // arrow keys held down: one call once they stop
+const CARET_TOLD_MIN = LIVE_MAX; // characters: shorter texts fit the panels' token windows anyway
+const caretListeners = [];
+let caretTimer = 0;
+export function onCaretMove(fn) {
+  caretListeners.push(fn);
+}
+
+function caretMoved() {
+  clearTimeout(caretTimer);
+  if (text.length < CARET_TOLD_MIN || !caretListeners.length) return;
+  caretTimer = setTimeout(() => {
+    const at = boxStart + (input.selectionEnd ?? 0);
+    const bytes = text.utf8Before(Math.min(at, text.length));
+    for (const fn of caretListeners) fn(version, bytes);
+  }, CARET_SETTLE_MS);
 }
 
 // Replaces the whole text (a file, a share link, a script), then tells the listeners.
@@ -206,6 +252,7 @@ export function moveCaret(offset) {
   placeWindow(offset);
   input.focus();
   input.setSelectionRange(offset - boxStart, offset - boxStart);
+  caretMoved();
 }
 
 function showWindowNote() {
@@ -285,6 +332,14 @@ input.addEventListener("input", (ev) => {
   changed(ev.timeStamp || performance.now());
 });
 
-input.addEventListener("keyup", followCaret);
-input.addEventListener("click", followCaret);
+// A key that moved the caret (not one that typed: typing's edit moves the panels' windows).
+const CARET_KEYS = new Set(["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "PageUp", "PageDown", "Home", "End"]);
+input.addEventListener("keyup", (ev) => {
+  followCaret();
+  if (CARET_KEYS.has(ev.key)) caretMoved();
+});
+input.addEventListener("click", () => {
+  followCaret();
+  caretMoved();
+});
 input.addEventListener("scroll", followScroll, { passive: true });

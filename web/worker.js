@@ -44,6 +44,7 @@
 // during boot, then {type: "ready", ...}; {type: "fatal", error} if booting failed.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import { withRoom } from "./result.js";
+import { isHigh, isLow } from "./utf16.js";
 
 // web/bpe-merge.js, as the Python module tokenizer/web/jsmerge.py imports (its JS_MODULE): the
 // merge loop of many new chunks at once, faster here than WebAssembly CPython's.
@@ -236,8 +237,6 @@ function call(fn, ...args) {
 // after it and adds the inserted text's.
 const texts = new Map(); // panel key -> {serial, length, marks: {pos: Int32Array, unit: Uint16Array} | null}
 const SURROGATES = /[\uD800-\uDFFF]/g;
-const isHigh = (c) => c >= 0xd800 && c <= 0xdbff;
-const isLow = (c) => c >= 0xdc00 && c <= 0xdfff;
 
 // The surrogate code units of `text` from offset `base` on: their offsets and values, or null.
 function surrogateMarks(text, base = 0) {

@@ -6,6 +6,9 @@ Shares the booted page and puts the text back as it found it.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from itertools import accumulate
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -39,7 +42,7 @@ def wait_result(page: Page, encoding: str, text: str) -> list[int]:
             return p && p.result && p.result.length === len && p.result.all.ids.length === n
                 && p.el.dataset.state === "ok";
         }""",
-        arg=[encoding, len(want), len(text)],
+        arg=[encoding, len(want), len(text.encode("utf-16-le", "surrogatepass")) // 2],  # the page's length
         timeout=120_000,
         polling=100,
     )
@@ -114,3 +117,77 @@ def test_a_keystroke_far_from_the_window_builds_the_edit_first_in_bounded_slices
         assert r["slices"][0] >= r["editTo"], f"the first slice shows the edit: {r}"
         assert max(r["slices"]) <= SLICE_MAX, f"bounded slices: {r}"
         wait_ids(page, enc, want)  # the old window's lines are all gone
+
+
+PIECE = 1 << 14  # textbox.js: characters per piece of the kept text
+
+
+def caret_text() -> str:
+    """Over LIVE_MAX characters (the box then holds a window, and caret moves are reported),
+    with 2-, 3- and 4-byte characters, and a surrogate pair split by a piece boundary."""
+    en = (CORPORA / "pg_en_medium.txt").read_text(encoding="utf-8")[:300_000]
+    head = "é东😀 " * 1000  # 5 units and 14 bytes each
+    return head[: PIECE - 1] + "😀" + head[PIECE - 1 :] + en
+
+
+def test_the_utf8_offset_of_the_caret_counts_every_character_as_the_worker_does(page):
+    text = caret_text()
+    set_text(page, text)
+    units = [
+        0,
+        1,
+        2,
+        3,
+        PIECE - 1,
+        PIECE,
+        PIECE + 1,
+        PIECE + 2,
+        2 * PIECE + 7,
+        5_000,
+        len(text) // 2,
+        len(text),
+    ]
+    got = page.evaluate("(ats) => ats.map((at) => window.__bpe.text.utf8Before(at))", units)
+    # The page's strings are UTF-16: a prefix may end inside a pair (a lone surrogate: 3 bytes).
+    utf16 = text.encode("utf-16-le", "surrogatepass")
+    want = [
+        len(utf16[: 2 * at].decode("utf-16-le", "surrogatepass").encode("utf-8", "surrogatepass"))
+        for at in units
+    ]
+    assert got == want
+
+
+def test_the_token_window_follows_the_caret_so_the_next_keystroke_edits_inside_it(page):
+    text = caret_text()
+    set_text(page, text)
+    wanted = {enc: wait_result(page, enc, text) for enc in ("cl100k_base", "o200k_base")}
+    caret = len(text) - 60_000  # in code points; the page counts UTF-16 units
+    caret_bytes = len(text[:caret].encode())
+    page.evaluate("(m) => window.__bpe.text.moveCaret(m)", caret + text[:caret].count("😀"))
+    for enc, want in wanted.items():
+        ends = list(accumulate(map(len, get_encoding(enc).decode_tokens_bytes(want))))
+        token = bisect_right(ends, caret_bytes)  # the token holding the caret's byte
+        page.wait_for_function(
+            """([enc, t]) => {
+                const r = window.__bpe.state.panels.find((p) => p.name === enc).result;
+                return r.offset <= t && t < r.offset + r.ids.length;
+            }""",
+            arg=[enc, token],
+            timeout=10_000,
+        )
+        offset = page.evaluate(
+            "(enc) => window.__bpe.state.panels.find((p) => p.name === enc).result.offset", enc
+        )
+        assert 0 < token - offset <= JUMP_BEFORE, "the window starts just before the caret's token"
+        wait_ids(page, enc, want)
+    page.keyboard.type("x")
+    edited = text[:caret] + "x" + text[caret:]
+    for enc in wanted:
+        want = wait_result(page, enc, edited)
+        r = page.evaluate(
+            "(enc) => { const r = window.__bpe.state.panels.find((p) => p.name === enc).result;"
+            " return { offset: r.offset, slices: r.slices.length }; }",
+            enc,
+        )
+        assert r["offset"] > 0 and r["slices"] == 1, f"an edit inside the window: no jump, one slice: {r}"
+        wait_ids(page, enc, want)
