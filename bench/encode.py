@@ -11,8 +11,11 @@ Ratios are tiktoken's seconds / ours (above 1: we are faster) in table 1, and ou
 tiktoken's (below 1: we are faster) in table 2. Each figure is the best of --repeats fresh
 processes; compare ratios from one run, absolute times move with the machine's load.
 Ids are checked equal to tiktoken's in every cold and adversarial run (outside the timing).
-The last column of table 1 is the cold encode with BPE_PURE_PYTHON=1: without numpy's batch
-merge, the code the page's worker runs.
+Table 1's pure-Python column is the cold encode with BPE_PURE_PYTHON=1: without numpy's batch
+merge, the code the page's worker runs. "Peak MB added" is how far the encode raised its
+process's peak RSS above the RSS it started from (Linux: the peak is reset just before it), the
+least of the runs: the ids, the chunk cache and the merge's working memory, not the ranks, which
+both processes hold before.
 """
 
 from __future__ import annotations
@@ -60,8 +63,9 @@ def load_text(kind: str, megabytes: float) -> str:
     return data[:size].decode("utf-8", errors="ignore")
 
 
-def measure_here(kind: str, encoding: str, megabytes: float, mode: str) -> float:
-    """Seconds for one encode in this process (mode: tiktoken, cold, pure or warm)."""
+def measure_here(kind: str, encoding: str, megabytes: float, mode: str) -> tuple[float, float]:
+    """Seconds for one encode in this process (mode: tiktoken, cold, pure or warm), and the MB
+    it added to the process's RSS at its peak."""
     import tiktoken
 
     sys.path.insert(0, str(ROOT))
@@ -75,57 +79,82 @@ def measure_here(kind: str, encoding: str, megabytes: float, mode: str) -> float
     encode = ref.encode_ordinary if mode == "tiktoken" else ours.encode_ordinary
     if mode == "warm":
         encode(text)
+    before = reset_peak_rss()
     start = time.perf_counter()
     ids = encode(text)
     seconds = time.perf_counter() - start
+    peak = peak_rss() - before
     if mode in ("cold", "pure") and ids != ref.encode_ordinary(text):
         raise SystemExit(f"{kind} {encoding}: ids differ from tiktoken's")
-    return seconds
+    return seconds, peak
 
 
-def measure(kind: str, encoding: str, megabytes: float, mode: str, repeats: int) -> float:
-    """Best seconds over `repeats` fresh processes."""
-    best = float("inf")
+def status_mb(field: str) -> float:
+    """A memory figure of this process from /proc/self/status (Linux), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise SystemExit(f"no {field} in /proc/self/status: the memory columns need Linux")
+
+
+def reset_peak_rss() -> float:
+    """Resets this process's peak RSS to its current RSS (Linux: 5 > clear_refs); returns it (MB)."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return status_mb("VmRSS")
+
+
+def peak_rss() -> float:
+    return status_mb("VmHWM")
+
+
+def measure(kind: str, encoding: str, megabytes: float, mode: str, repeats: int) -> tuple[float, float]:
+    """Best seconds over `repeats` fresh processes, and the least memory the encode added to
+    its process at its peak (MB: the ids, the chunk cache, the merge's working memory; the
+    loaded ranks are there before, for both)."""
+    best, least = float("inf"), float("inf")
     env = {**os.environ, PURE_PYTHON_ENV: "1" if mode == "pure" else ""}
     for _ in range(repeats):
         args = [sys.executable, __file__, "--measure", json.dumps([kind, encoding, megabytes, mode])]
         out = subprocess.run(args, check=True, capture_output=True, text=True, env=env).stdout
-        best = min(best, float(out))
-    return best
+        seconds, peak = json.loads(out)
+        best, least = min(best, seconds), min(least, peak)
+    return best, least
 
 
 def real_text_table(megabytes: float, repeats: int) -> None:
     print(f"\n{megabytes:g} MB of each text; MB/s of UTF-8 input; ratio = tiktoken seconds / ours\n")
     print(
         "| text | encoding | tiktoken MB/s | ours cold | ours warm | cold vs tiktoken | warm vs tiktoken "
-        "| cold, pure Python (the page's path) |"
+        "| cold, pure Python (the page's path) | peak MB added: tiktoken / ours cold |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for kind in TEXTS:
         size = len(load_text(kind, megabytes).encode("utf-8")) / 1e6
         for encoding in ENCODINGS:
-            t_ref, t_cold, t_warm, t_pure = (
+            (t_ref, m_ref), (t_cold, m_cold), (t_warm, _), (t_pure, _) = (
                 measure(kind, encoding, megabytes, mode, repeats)
                 for mode in ("tiktoken", "cold", "warm", "pure")
             )
             print(
                 f"| {kind} | {encoding} | {size / t_ref:.1f} | {size / t_cold:.1f} | {size / t_warm:.1f} "
-                f"| {t_ref / t_cold:.2f}x | {t_ref / t_warm:.2f}x | {t_ref / t_pure:.2f}x |",
+                f"| {t_ref / t_cold:.2f}x | {t_ref / t_warm:.2f}x | {t_ref / t_pure:.2f}x "
+                f"| {m_ref:.0f} / {m_cold:.0f} |",
                 flush=True,
             )
 
 
 def adversarial_table(sizes: list[float], repeats: int) -> None:
     print("\nAdversarial text without spaces (one chunk); seconds, cold; ratio = ours / tiktoken\n")
-    print("| text | encoding | MB | tiktoken s | ours s | ours / tiktoken |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("| text | encoding | MB | tiktoken s | ours s | ours / tiktoken | peak MB added: tiktoken / ours |")
+    print("|---|---|---:|---:|---:|---:|---|")
     for kind in ADVERSARIAL:
         for encoding in ENCODINGS:
             for megabytes in sizes:
-                t_ref = measure(kind, encoding, megabytes, "tiktoken", repeats)
-                t_ours = measure(kind, encoding, megabytes, "cold", repeats)
+                t_ref, m_ref = measure(kind, encoding, megabytes, "tiktoken", repeats)
+                t_ours, m_ours = measure(kind, encoding, megabytes, "cold", repeats)
                 print(
-                    f"| {kind} | {encoding} | {megabytes:g} | {t_ref:.2f} | {t_ours:.2f} | {t_ours / t_ref:.2f}x |",
+                    f"| {kind} | {encoding} | {megabytes:g} | {t_ref:.2f} | {t_ours:.2f} | {t_ours / t_ref:.2f}x "
+                    f"| {m_ref:.0f} / {m_ours:.0f} |",
                     flush=True,
                 )
 
@@ -141,7 +170,7 @@ def main() -> None:
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: one measurement, in a child
     args = parser.parse_args()
     if args.measure:
-        print(measure_here(*json.loads(args.measure)))
+        print(json.dumps(measure_here(*json.loads(args.measure))))
         return
     real_text_table(args.mb, args.repeats)
     if not args.skip_adversarial:
