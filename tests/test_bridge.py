@@ -65,6 +65,16 @@ class JsArray:
     def to_py(self) -> list:
         return list(self.values)
 
+
+class JsTypedArray:
+    """What Python gets for a JS typed array under Pyodide: to_py() is a memoryview of it."""
+
+    def __init__(self, values: array) -> None:
+        self.values = values
+
+    def to_py(self) -> memoryview:
+        return memoryview(self.values)
+
     def __iter__(self):
         raise AssertionError("the bridge iterated a JS array instead of converting it with to_py()")
 
@@ -235,6 +245,11 @@ def test_decode_is_the_librarys_bytes_and_text():
     assert int32s(out_ids) == ids
     assert int32s(lens) == [len(p) for p in tok.decode_tokens_bytes(ids)]
     assert data == tok.decode_bytes(ids) and text == tok.decode(ids)
+    # What the worker sends: an Int32Array, whose to_py() is a memoryview of int32s.
+    typed = bridge.decode("cl100k_base", JsTypedArray(array("i", ids)))
+    assert typed == (out_ids, lens, data, text)
+    with pytest.raises(TypeError, match="Int32Array"):
+        bridge.decode("cl100k_base", JsTypedArray(array("d", [1.0])))
     half = tok.encode("東")[:1]  # a token that is not valid UTF-8 alone decodes with U+FFFD
     assert bridge.decode("cl100k_base", half)[3] == tok.decode(half)
     with pytest.raises(ValueError, match="unknown token id 999999"):

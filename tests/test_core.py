@@ -143,6 +143,33 @@ def test_decode_tokens_bytes_and_unknown_id():
         enc.decode([10**9])
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    ids=st.lists(
+        st.one_of(st.integers(0, 100_300), st.sampled_from([100257, 100276, True, False, 5.0, -1, 10**12])),
+        max_size=40,
+    )
+)
+def test_decode_tokens_bytes_equals_the_checked_id_by_id_path(ids):
+    """The C-speed lookup of a list of ordinary ids gives what the checked path gives, and
+    anything else (special tokens, unknown ids, bools, floats) still goes through it."""
+    enc = get_encoding("cl100k_base")
+
+    def checked():
+        return [enc.decode_single_token_bytes(i) for i in ids]
+
+    try:
+        want = checked()
+    except (TypeError, ValueError) as e:
+        with pytest.raises(type(e)) as raised:
+            enc.decode_tokens_bytes(ids)
+        assert str(raised.value) == str(e)
+        with pytest.raises(type(e)):
+            enc.decode_tokens_bytes(iter(ids))
+        return
+    assert enc.decode_tokens_bytes(ids) == want == enc.decode_tokens_bytes(iter(ids))
+
+
 def test_split_returns_chunks():
     assert get_encoding("cl100k_base").split("Hello world's  42!") == [
         "Hello",

@@ -373,7 +373,7 @@ async function handle(msg) {
       return { result: { lens: a, bytes }, transfer: [a.buffer, bytes.buffer] };
     }
     case "decode": {
-      const [ids, lens, bytes, text] = call(api.decode, name, Array.from(msg.ids));
+      const [ids, lens, bytes, text] = call(api.decode, name, Int32Array.from(msg.ids));
       const a = asInt32(ids);
       const b = asInt32(lens);
       return { result: { ids: a, lens: b, bytes, text }, transfer: [a.buffer, b.buffer, bytes.buffer] };
