@@ -9,6 +9,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -154,3 +155,31 @@ def test_second_build_changes_nothing(web_dist: Path, capsys: pytest.CaptureFixt
     assert "nothing changed" in capsys.readouterr().out
     after = {p: p.stat().st_mtime_ns for p in web_dist.rglob("*") if p.is_file()}
     assert before == after
+
+
+WEB = Path(__file__).resolve().parents[2] / "web"
+STATIC_IMPORT = re.compile(
+    r'^\s*(?:import|export)\b[^;"]*?\bfrom\s+"\./([\w.-]+\.m?js)"|^\s*import\s+"\./([\w.-]+\.m?js)"', re.M
+)
+
+
+def static_imports(module: str) -> set[str]:
+    """The modules `module` imports statically (not `import(...)`), all levels down."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for match in STATIC_IMPORT.finditer((WEB / todo.pop()).read_text(encoding="utf-8")):
+            name = match.group(1) or match.group(2)
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return seen
+
+
+def test_the_page_preloads_its_whole_static_import_graph():
+    """A module missing from index.html's modulepreload links is found only when the module
+    importing it has arrived: a waterfall that delayed textbox.js by ~100 ms and with it the
+    worker's start (worker-client.js starts it when the graph has run)."""
+    html = (WEB / "index.html").read_text(encoding="utf-8")
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="([\w.-]+\.m?js)">', html))
+    assert preloaded == static_imports("app.js")
