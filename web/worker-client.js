@@ -66,7 +66,8 @@ const warm = new Set(); // tokenizers the current worker has already parsed
 const restartHooks = [];
 const bootListeners = [];
 
-function startWorker(w = new Worker(new URL("worker.js", import.meta.url), { type: "module" })) {
+function startWorker() {
+  const w = new Worker(new URL("worker.js", import.meta.url), { type: "module" });
   w.onmessage = ({ data }) => {
     if (w !== worker) return; // a terminated worker's last words
     if (data.type) return bootListeners.forEach((f) => f(data));
@@ -221,19 +222,7 @@ bootListeners.push((m) => {
   }
 });
 export const workerReady = new Promise((resolve) => bootListeners.push((m) => m.type === "ready" && resolve(m)));
-worker = firstWorker();
-
-// The first worker: the one web/worker-start.js started while the modules were arriving (its
-// events meanwhile replayed, in order), or a new one if that script has not run (the slot is
-// then marked taken, so it starts none).
-function firstWorker() {
-  const early = self.__bpeEarlyWorker;
-  self.__bpeEarlyWorker = "taken";
-  if (!early || early === "taken") return startWorker();
-  worker = startWorker(early.worker);
-  for (const ev of early.events) (ev.type === "error" ? worker.onerror : worker.onmessage)(ev);
-  return worker;
-}
+worker = startWorker();
 
 // manifest.json, fetched once: what build_wasm.py put in web/dist, and the library's names
 // (split patterns, tie-break rules, the smallest vocabulary) that the page's selects offer.

@@ -184,28 +184,3 @@ def test_edits_inside_one_long_line_patch_it_in_place(app_page: Page):
         assert panel_texts(app_page, encoding) == expected_texts(
             encoding, get_encoding(encoding).encode(text)
         )
-
-
-@pytest.mark.parametrize("early_script", ["runs", "blocked"])
-def test_one_worker_whether_the_early_start_script_runs_or_not(browser, static_server, early_script):
-    """web/worker-start.js starts the worker while the modules arrive and worker-client.js
-    adopts it with the messages it sent meanwhile (the page boots, exactly one worker); without
-    the script, worker-client.js starts the worker itself; the script arriving after that (here:
-    added again once the page is ready) starts no second one."""
-    context = browser.new_context()
-    try:
-        if early_script == "blocked":
-            context.route("**/worker-start.js", lambda route: route.abort())
-        page = context.new_page()
-        page.goto(static_server + "/")
-        expect(page.get_by_test_id("status")).to_have_text("ready", timeout=BOOT_TIMEOUT_MS)
-        text = type_text(page, "early worker 東京")
-        wait_ids(page, "cl100k_base", get_encoding("cl100k_base").encode(text))
-        assert len(page.workers) == 1
-        if early_script == "blocked":
-            context.unroute("**/worker-start.js")
-        page.add_script_tag(url="worker-start.js")
-        page.wait_for_timeout(500)
-        assert len(page.workers) == 1
-    finally:
-        context.close()
