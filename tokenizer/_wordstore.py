@@ -2,14 +2,14 @@
 
 A word (a distinct chunk of 2+ bytes) is a str with one character per token id (chr(id)):
 merging a pair inside a word is then `str.replace`, which is exactly BPE's left-to-right,
-non-overlapping rule, run in C; a pair is a 2-character str. Words are stored
+non-overlapping rule, run in C; a pair is a 2-character str there, and elsewhere (counts,
+block lists, numpy) the int key left << SHIFT | right (pair_of_key, key_of_pair). Words are stored
 WORDS_PER_BLOCK to a str, joined by SEP, so memory is a few bytes per token, not a Python
 object per word; word w is word w % WORDS_PER_BLOCK of block w // WORDS_PER_BLOCK.
 
 Counting every pair of every word (done again each time the tracked pairs run out, see
 _heap.py) runs word by word in Python for small inputs, and through numpy for big ones:
-blocks are joined by JOIN, BATCH_CHARS at a time, into an array of code points, where a
-pair is the key left << SHIFT | right.
+blocks are joined by JOIN, BATCH_CHARS at a time, into an array of code points.
 """
 
 from __future__ import annotations
@@ -115,6 +115,10 @@ def pair_of_key(key: int) -> str:
     return chr(key >> SHIFT) + chr(key & MASK)
 
 
+def key_of_pair(pair: str) -> int:
+    return ord(pair[0]) << SHIFT | ord(pair[1])
+
+
 class WordStore:
     """Reading the words: every pair's count and the blocks that hold it.
 
@@ -123,8 +127,9 @@ class WordStore:
     entry per id made so far), np (numpy or None) and np_counts (wcounts as an int64 array
     when np is set)."""
 
-    def count_pairs_python(self) -> tuple[dict[str, int], dict[str, list[int]]]:
-        """Pair -> count and pair -> ascending blocks holding it, word by word."""
+    def count_pairs_python(self) -> tuple[dict[int, int], dict[int, list[int]]]:
+        """Pair key -> count and pair key -> ascending blocks holding it, word by word (both in
+        order of first occurrence)."""
         stats: dict[str, int] = {}
         lists: dict[str, list[int]] = {}
         get = stats.get
@@ -145,18 +150,20 @@ class WordStore:
                         e = lists[k]
                         if e[-1] != b:
                             e.append(b)
-        return stats, lists
+        return {key_of_pair(k): c for k, c in stats.items()}, {key_of_pair(k): e for k, e in lists.items()}
 
-    def batches(self, ids: Sequence[int], strs: Sequence[str]) -> Iterator[tuple[Sequence[int], str, Any]]:
-        """(block ids, their strs joined by JOIN, that as uint32 codes), ~BATCH_CHARS at a time:
+    def batches(
+        self, ids: Sequence[int], strs: Sequence[str]
+    ) -> Iterator[tuple[Sequence[int], Sequence[str], Any]]:
+        """(block ids, their strs, those joined by JOIN as numpy codes), ~BATCH_CHARS at a time:
         numpy's working memory stays a few times the batch however big the corpus."""
         limit = min(BATCH_CHARS, max(MIN_BATCH_CHARS, self.chars // BATCH_SHARE))
         ends = list(accumulate(map(len, strs)))
         start = 0
         while start < len(ids):
             stop = bisect_left(ends, ends[start] - len(strs[start]) + limit, start) + 1
-            text = JOIN.join(strs[start:stop])
-            yield ids[start:stop], text, self.codes(text)
+            group = strs[start:stop]
+            yield ids[start:stop], group, self.codes(JOIN.join(group))
             start = stop
 
     def codes(self, text: str) -> Any:
@@ -210,8 +217,8 @@ class WordStore:
             keys, counts = _fold(np, keys, counts, *sum_by_key(np, k, self.np_counts[words]))
         return keys, counts
 
-    def lists_numpy(self, hot: Any) -> dict[str, array]:
-        """Pair -> ascending blocks holding it, for the pairs whose keys are in sorted `hot`."""
+    def lists_numpy(self, hot: Any) -> dict[int, array]:
+        """Pair key -> ascending blocks holding it, for the pairs whose keys are in sorted `hot`."""
         np, v = self.np, self.dense()
         lists: dict[int, array] = {}
         if not len(hot):
@@ -244,4 +251,4 @@ class WordStore:
                 if e is None:
                     e = lists[key] = array("i")
                 e.frombytes(data[bounds[g] : bounds[g + 1]])
-        return {pair_of_key(k): e for k, e in lists.items()}
+        return lists
