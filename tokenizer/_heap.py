@@ -197,15 +197,13 @@ class _HeapTrainer(WordStore):
 
     def earliest(self, k: int, w_low: int) -> tuple[int, int]:
         """(word, byte offset) of the first live occurrence of pair k, searching from word w_low's block."""
-        blocks, cands, sep, p = self.blocks, self.where[k], SEP, pair_of_key(k)
-        for j in range(bisect_left(cands, w_low // self.per_block), len(cands)):
-            b = cands[j]
-            s = blocks[b]
-            q = s.find(p)
-            if q >= 0:
-                start = s.rfind(sep, 0, q) + 1
-                word = b * self.per_block + s.count(sep, 0, q)
-                return word, sum(map(self.token_len.__getitem__, map(ord, s[start:q])))
+        blocks, cands, sep, per_block, p = self.blocks, self.where[k], SEP, self.per_block, pair_of_key(k)
+        for j in range(bisect_left(cands, w_low // per_block), len(cands)):
+            s = blocks[cands[j]]
+            if p in s:
+                head = s.partition(p)[0]  # before the occurrence: its word's part follows the last SEP
+                offset = sum(map(self.token_len.__getitem__, map(ord, head.rpartition(sep)[2])))
+                return cands[j] * per_block + head.count(sep), offset
         raise AssertionError(f"pair {p!r} has a count but no occurrence")
 
     def drop(self, k: int) -> None:
