@@ -108,7 +108,9 @@ def run_child(trainer: str, path: Path, vocab: int, threads: int) -> dict:
         from tokenizer.train import train
 
         tie_break = "lexical" if trainer == "ours-lexical" else "first"
-        tok = train(path, vocab, workers=threads, tie_break=tie_break)
+        # min_frequency=1: like rustbpe and HF, go on merging pairs seen once (the default, 2,
+        # stops earlier on small inputs, which would compare fewer merges with more)
+        tok = train(path, vocab, workers=threads, tie_break=tie_break, min_frequency=1)
         stats = tok.metadata["statistics"]
         extra = {
             "merges": stats["merges"],
@@ -150,7 +152,7 @@ def run_child(trainer: str, path: Path, vocab: int, threads: int) -> dict:
         from tokenizer.counting import count_chunks
 
         counts, _ = count_chunks(path, "gpt4", workers=1)
-        extra = {"merges": len(reference_merges(counts.items(), vocab, "first", 2))}
+        extra = {"merges": len(reference_merges(counts.items(), vocab, "first", 1))}
     else:
         raise ValueError(f"unknown trainer {trainer!r}")
     return {"seconds": time.perf_counter() - start, **extra}
