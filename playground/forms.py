@@ -100,6 +100,8 @@ def _json_string_list(raw: str) -> list[str]:
         tokens = json.loads(raw)
     except json.JSONDecodeError as e:
         raise ApiError(400, f"special_tokens looks like JSON but is not valid: {e.msg}") from None
+    except ValueError:  # a number longer than int()'s 4,300 digits: not a string either
+        tokens = None
     if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
         raise ApiError(400, 'special_tokens as JSON must be a list of strings, like ["<|a|>", "<|b|>"]')
     return tokens

@@ -103,6 +103,12 @@ def test_deeply_nested_special_tokens_is_400_not_500(full):
     assert_refused(resp, seconds, 400, "flat list of strings")
 
 
+def test_a_huge_number_in_special_tokens_is_400_not_500(full):
+    huge = b"[" + b"9" * 100_000 + b"]"  # over int()'s 4,300 digits: json.loads raises ValueError
+    resp, seconds = send(full, *multipart({"vocab_size": b"300", "text": GOOD, "special_tokens": huge}))
+    assert_refused(resp, seconds, 400, "must be a list of strings")
+
+
 @pytest.mark.parametrize("field", ["text", "name", "regex", "special_tokens", "vocab_size", "pattern"])
 @pytest.mark.parametrize("encoding", ["multipart", "urlencoded"])
 def test_invalid_utf8_in_any_field_names_the_field(full, server_dirs, field, encoding):
