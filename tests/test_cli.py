@@ -110,3 +110,19 @@ def test_bars_one_phase_at_a_time_with_the_phase_s_own_rate(capsys):
 def test_quiet_means_no_callback():
     with progress_bars(quiet=True) as progress:
         assert progress is None
+
+
+@pytest.mark.parametrize("command", ["train", "count", "extend", "stats"])
+def test_workers_are_bounded_before_any_process_starts(tmp_path, capsys, command):
+    """--workers 100000 forked until the system ran out of processes; now exit 2 at once."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world " * 20, encoding="utf-8")
+    argv = {
+        "train": ["train", str(corpus), "-v", "300", "-q", "-o", str(tmp_path / "t")],
+        "count": ["count", str(corpus), "-q", "-o", str(tmp_path / "c.gz")],
+        "extend": ["extend", "gpt2", str(corpus), "--add", "5", "-q", "-o", str(tmp_path / "e")],
+        "stats": ["stats", str(corpus), "-t", "gpt2"],
+    }[command]
+    assert main([*argv, "--workers", "100000"]) == 2
+    assert "workers must be an integer from 1 to 256, got 100000" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]

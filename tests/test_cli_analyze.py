@@ -147,7 +147,7 @@ def test_diff_json_and_table(capsys, trained):
         (["stats", "{plain}", "-t", "gpt2", "--sweep", "100"], "sweep size 100 is out of range for gpt2"),
         (["stats", "{plain}", "-t", "gpt2", "--by-language"], "plain.txt: no '##### UDHR"),
         (["stats", "{plain}", "-t", "gpt2", "-t", "nosuch"], "unknown tokenizer 'nosuch'"),
-        (["stats", "{plain}", "-t", "gpt2", "-j", "0"], "workers must be an integer >= 1, got 0"),
+        (["stats", "{plain}", "-t", "gpt2", "-j", "0"], "workers must be an integer from 1 to 256, got 0"),
         (["diff", "gpt2", "{missing}"], "unknown tokenizer"),
         (["diff", "gpt2", "nosuch.json"], "no tokenizer at nosuch.json"),
     ],

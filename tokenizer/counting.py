@@ -29,6 +29,7 @@ from .streaming import (
     HOLD_BACK,
     RANGE_MIN_BYTES,
     CutMismatch,
+    check_workers,
     chunk_spans,
     compile_splitter,
     count_range,
@@ -169,8 +170,7 @@ def count_chunks(
     if not isinstance(min_chunk_count, int) or min_chunk_count < 1:
         raise ValueError(f"min_chunk_count must be an integer >= 1, got {min_chunk_count!r}")
     cap = TableCap(max_chunks)
-    if workers is not None and (not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    check_workers(workers)
     regex = None if pattern == NO_SPLIT else compile_splitter(pattern)
     t0 = time.perf_counter()
     files, texts = corpus_documents(corpus)
@@ -291,7 +291,7 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick, cap, whi
         cuts = range_cuts(path, parts) if size else [0, 0]
         jobs.extend((str(path), a, b, pattern) for a, b in zip(cuts, cuts[1:], strict=False))
     failed: set[str] = set()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:  # no idle processes
         # merged in range order, which keeps first occurrences
         results = _in_order(pool, _worker_count, jobs, workers + 1, while_waiting)
         for job, result in zip(jobs, results, strict=True):

@@ -45,6 +45,7 @@ from .streaming import (
     BLOCK_SIZE,
     RANGE_MIN_BYTES,
     CutMismatch,
+    check_workers,
     compile_splitter,
     count_range,
     decoded_blocks,
@@ -355,8 +356,7 @@ def count_chunks_dask(
         raise ValueError(f"min_chunk_count must be an integer >= 1, got {min_chunk_count!r}")
     if parts_per_file is not None and (not isinstance(parts_per_file, int) or parts_per_file < 1):
         raise ValueError(f"parts_per_file must be an integer >= 1, got {parts_per_file!r}")
-    if workers is not None and (not isinstance(workers, int) or workers < 1):
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    check_workers(workers)
     TableCap(max_chunks)  # checks it
     files = expand_inputs(paths_or_globs)
     key = pattern_key(pattern)  # validates the pattern before any cluster starts

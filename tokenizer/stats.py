@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .core import Tokenizer
+from .streaming import MAX_WORKERS, check_workers
 
 ENGLISH = "eng"  # the UDHR code parity is measured against
 UDHR_HEADER = re.compile(r"^##### UDHR (.*)$", re.MULTILINE)
@@ -54,8 +55,9 @@ def chunk_lengths(
     are not encoded again). With workers > 1 and at least PARALLEL_MIN_CHUNKS new chunks, forked
     processes encode interleaved slices of them: the same encoder on the same chunks, so the
     same lengths; where fork is missing (Windows, the browser) one process does it all."""
-    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if workers is None:
+        raise ValueError(f"workers must be an integer from 1 to {MAX_WORKERS}, got None")
+    check_workers(workers)
     lengths = {} if memo is None else memo
     new = [chunk for chunk in dict.fromkeys(chunks) if chunk not in lengths]
     # Each child gets at least half of PARALLEL_MIN_CHUNKS: no more processes than the work pays for.

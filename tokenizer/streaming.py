@@ -29,6 +29,10 @@ BLOCK_SIZE = 1 << 16  # bytes read per block: its list of chunks takes ~15x that
 # worker (1 << 18 made the 10 MB mixed training's peak PSS over all processes ~5 MB higher, no faster)
 HOLD_BACK = 3  # chunks at a window's end that may still change when more text follows
 RANGE_MIN_BYTES = 1 << 20  # ranges are at least this big: a smaller one costs more to start than to count
+# processes one count or encode may start: the work is CPU-bound, so more than a big machine's
+# cores gains nothing, and each is a forked Python with its own tables (`--workers 100000`
+# forked until the system ran out of processes).
+MAX_WORKERS = 256
 
 
 def compile_splitter(pattern: str):
@@ -42,6 +46,17 @@ def compile_splitter(pattern: str):
     if getattr(regex, "groups", 0) or getattr(regex, "_groups", 0):
         raise ValueError(f"split pattern {pattern!r} has capturing groups; use non-capturing (?:...) groups")
     return regex
+
+
+def check_workers(workers: object) -> None:
+    """ValueError unless `workers` is None (the default) or an integer from 1 to MAX_WORKERS."""
+    if workers is None:
+        return
+    if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(
+            f"workers must be an integer from 1 to {MAX_WORKERS}, got {workers!r}; "
+            f"one per core is the most that helps ({default_workers()} here)"
+        )
 
 
 # ----- inputs -------------------------------------------------------------------------------
