@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from tests.helpers import CORPORA
 from tokenizer import counting, streaming
 from tokenizer.counting import count_chunks, load_counts, save_counts
 from tokenizer.patterns import compile_pattern
+from tokenizer.tables import MAX_HEADER_CHARS
 
 SPLIT_PATTERNS = ["gpt2", "gpt4", "o200k", r"\w+|[^\w\s]+|\s+(?!\S)|\s+$", r"\p{L}+|\p{N}"]
 
@@ -208,6 +210,35 @@ def test_count_table_round_trip_and_errors(tmp_path):
     )
     with pytest.raises(ValueError, match="line 2"):
         load_counts(broken)
+
+
+HEADER = b'{"format": "bpe-playground-counts", "version": 2, "pattern": "x"}\n'
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[" * 100_000 + b"\n", "line 1: corrupt count table (nested too deeply)"),
+        (HEADER + b"[" * 100_000 + b"\n", "line 2: corrupt count table (nested too deeply)"),
+        (HEADER + b'["a", ' + b"9" * 5000 + b"]\n", "line 2: corrupt count table (Exceeds the limit"),
+        (HEADER + b'["a", true]\n', "line 2 is not a [chunk, count] pair"),
+        (
+            b'{"format": "bpe-playground-counts", "version": 2}\n',
+            "'pattern' (and 'pattern_name') must be strings",
+        ),
+        (b'{"format": "bpe-playground-counts", "version": 2, "pattern": 5}\n', "must be strings"),
+        (
+            b"a" * (MAX_HEADER_CHARS + 10),
+            "the header line is over 1,048,576 characters",
+        ),  # a gzip bomb's line
+    ],
+)
+def test_hostile_count_tables_are_value_errors_naming_the_line(tmp_path, content, message):
+    """Each was a RecursionError, TypeError or KeyError traceback, or a silently accepted count."""
+    path = tmp_path / "hostile.counts"
+    path.write_bytes(gzip.compress(content))
+    with pytest.raises(ValueError, match=re.escape(f"{path}: ") + ".*" + re.escape(message)):
+        load_counts(path)
 
 
 def test_count_table_is_compact(tmp_path):

@@ -94,11 +94,22 @@ def save_counts(path: str | os.PathLike, counts: dict[str, int], meta: dict[str,
             text.detach()
 
 
+# characters of a table's header line (a dict of a few statistics, well under 1 KB): read no
+# further, so a file whose first line never ends (a gzip bomb) is refused, not held in memory.
+MAX_HEADER_CHARS = 1 << 20
+
+
 def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]]:
     """Read a count table written by save_counts: (chunk -> count, metadata)."""
     try:
         with gzip.open(path, "rt", encoding="utf-8", errors="surrogatepass") as f:
-            header = json.loads(f.readline())
+            first = f.readline(MAX_HEADER_CHARS + 1)
+            if len(first) > MAX_HEADER_CHARS:
+                raise ValueError(
+                    f"{path}: the header line is over {MAX_HEADER_CHARS:,} characters: not a count "
+                    "table written by `count`; count the corpus again"
+                )
+            header = _json_line(first, path, 1)
             if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
                 raise ValueError(f"{path}: not a count table (no {COUNTS_FORMAT!r} header)")
             if header.get("version") != COUNTS_VERSION:
@@ -106,19 +117,36 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
                     f"{path}: count table version {header.get('version')!r} is not supported "
                     f"(this version reads {COUNTS_VERSION}); count the corpus again"
                 )
+            if not isinstance(header.get("pattern"), str) or not isinstance(
+                header.get("pattern_name", ""), (str, type(None))
+            ):
+                raise ValueError(
+                    f"{path}: the header's 'pattern' (and 'pattern_name') must be strings, as "
+                    "`count` writes them; count the corpus again"
+                )
             counts: dict[str, int] = {}
             for lineno, line in enumerate(f, start=2):
-                item = json.loads(line)
+                item = _json_line(line, path, lineno)
                 if (
                     not isinstance(item, list)
                     or len(item) != 2
                     or not isinstance(item[0], str)
-                    or not isinstance(item[1], int)
+                    or type(item[1]) is not int
                     or item[1] < 1
                 ):
                     raise ValueError(f"{path}: line {lineno} is not a [chunk, count] pair")
                 counts[item[0]] = counts.get(item[0], 0) + item[1]
-    except (gzip.BadGzipFile, EOFError, json.JSONDecodeError, UnicodeDecodeError) as e:
+    except (gzip.BadGzipFile, EOFError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: corrupt count table ({e})") from None
     meta = {k: v for k, v in header.items() if k not in ("format", "version")}
     return counts, meta
+
+
+def _json_line(line: str, path: str | os.PathLike, lineno: int) -> Any:
+    """One line's JSON; too deep (RecursionError) or a number too long for int() is a ValueError
+    naming the line."""
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError) as e:
+        reason = "nested too deeply" if isinstance(e, RecursionError) else str(e).split(":")[0]
+        raise ValueError(f"{path}: line {lineno}: corrupt count table ({reason})") from None
