@@ -165,3 +165,30 @@ def test_cli_errors_exit_2_on_stderr(tmp_path):
     assert result.returncode == 2 and "ids must be integers" in result.stderr
     result = run_cli("encode", "--tokenizer", str(tmp_path / "missing"), "hi")
     assert result.returncode == 2 and "no tokenizer at" in result.stderr
+
+
+def test_devices_and_pipes_are_refused_not_read(tmp_path):
+    """A tokenizer file that is /dev/zero (here through a symlink) or a pipe, and text or a corpus
+    that is /dev/zero, each hung: read until memory ran out, or blocked on the pipe."""
+    (tmp_path / "zero.model").symlink_to("/dev/zero")
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "pipe.json")
+    for name in ["zero.model", "zero.json", "zero", "pipe"]:
+        with pytest.raises(ValueError, match=r"not a regular file \(a device, pipe or socket\)"):
+            load_file(tmp_path / name)
+    (tmp_path / "c.txt").write_text(TEXT, encoding="utf-8")
+    out = str(tmp_path / "out")
+    cases = [
+        (["encode", "--file", "/dev/zero"], "/dev/zero: is a device, not a text file"),
+        (["stats", "/dev/zero", "-t", "gpt2"], "/dev/zero: is a device, not a text file"),
+        (["encode", "--tokenizer", str(tmp_path / "pipe"), "hi"], "pipe.json: not a regular file"),
+        (["train", "/dev/zero", "-v", "300", "-q", "-o", out], "/dev/zero: not a regular file"),
+        (["count", "/dev/zero", "-q", "-o", out], "/dev/zero: not a regular file"),
+        (["extend", "gpt2", "/dev/zero", "--add", "3", "-q", "-o", out], "/dev/zero: not a regular file"),
+        (["extend", "gpt2", str(tmp_path), "--add", "3", "-q", "-o", out], "is a directory; name its files"),
+    ]
+    for argv, message in cases:
+        result = run_cli(*argv)
+        assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
+        assert "Traceback" not in result.stderr
+    assert run_cli("encode", "--file", "-", stdin="hi").stdout == "[6151]\n"  # stdin still works

@@ -29,6 +29,7 @@ from .streaming import (
     HOLD_BACK,
     RANGE_MIN_BYTES,
     CutMismatch,
+    check_corpus_file,
     check_workers,
     chunk_spans,
     compile_splitter,
@@ -110,10 +111,7 @@ def corpus_documents(corpus: Any) -> tuple[list[Path], Iterable[str] | None]:
 
 
 def _existing_file(path: os.PathLike) -> Path:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"corpus file not found: {path}")
-    return path
+    return check_corpus_file(Path(path))
 
 
 def _check_text(text: Any, where: str) -> str:

@@ -16,13 +16,22 @@ import binascii
 import contextlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .validate import MAX_ID, TokenizerFileError, check_merges, check_size, decode_utf8, parse_json
+from .validate import (
+    MAX_FILE_BYTES,
+    MAX_ID,
+    TokenizerFileError,
+    check_merges,
+    check_size,
+    decode_utf8,
+    parse_json,
+)
 
 FORMAT_VERSION = 1
 MINBPE_MAGIC = "minbpe v1"  # line 1 of every .model file minbpe writes
@@ -119,12 +128,23 @@ def write_tiktoken(path: str | os.PathLike, ranks: dict[bytes, int]) -> None:
 
 
 def read_bytes(path: str | os.PathLike) -> bytes:
-    """A tokenizer file's bytes, its size checked before it is read."""
+    """A tokenizer file's bytes, its size checked before it is read.
+
+    Only a regular file (symlinks followed) is read: a device such as /dev/zero never ends and
+    a pipe blocks until someone writes to it. The read stops one byte past the bound, so a
+    file that grows after the check is refused too."""
     path = Path(path)
     if path.is_dir():
         raise TokenizerFileError(f"{path}: is a directory, not a tokenizer file")
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise TokenizerFileError(
+            f"{path}: not a regular file (a device, pipe or socket); give the tokenizer file itself"
+        )
     check_size(path.stat().st_size, str(path))
-    return path.read_bytes()
+    with path.open("rb") as f:
+        data = f.read(MAX_FILE_BYTES + 1)
+    check_size(len(data), str(path))
+    return data
 
 
 def read_tiktoken(path: str | os.PathLike) -> dict[bytes, int]:

@@ -62,6 +62,17 @@ def check_workers(workers: object) -> None:
 # ----- inputs -------------------------------------------------------------------------------
 
 
+def check_corpus_file(path: Path) -> Path:
+    """`path` if it is a regular file (symlinks followed), else an error saying what it is."""
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory; name its files or use a glob such as {path}/*.txt")
+    if path.exists():  # /dev/zero never ends; a pipe cannot be cut into ranges or read twice
+        raise ValueError(f"{path}: not a regular file (a device, pipe or socket); give text files")
+    raise FileNotFoundError(f"corpus file not found: {path}")
+
+
 def expand_inputs(paths_or_globs: Iterable[str | os.PathLike]) -> list[Path]:
     """Files named by paths or glob patterns, in the order given (each glob sorted).
 
@@ -82,10 +93,8 @@ def expand_inputs(paths_or_globs: Iterable[str | os.PathLike]) -> list[Path]:
             if not matches:
                 raise FileNotFoundError(f"no files match {text!r}")
             files.extend(Path(p) for p in matches)
-        elif os.path.isdir(text):
-            raise ValueError(f"{text} is a directory; name its files or use a glob such as {text}/*.txt")
         else:
-            raise FileNotFoundError(f"corpus file not found: {text}")
+            check_corpus_file(Path(text))
     if not files:
         raise ValueError("no input files given")
     return files

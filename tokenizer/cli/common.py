@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import stat
 import sys
 from pathlib import Path
 
@@ -39,12 +40,24 @@ def read_utf8(path: str | Path) -> str:
     """A file's text ('-' for stdin), or ValueError naming the first byte that is not UTF-8."""
     if str(path) != "-" and Path(path).is_dir():
         raise ValueError(f"{path}: is a directory, not a text file")
+    if str(path) != "-" and _is_device(Path(path)):
+        # /dev/zero or /dev/urandom never end: reading one filled the memory. A pipe (a FIFO,
+        # bash's <(...)) is read: it ends when its writer does.
+        raise ValueError(f"{path}: is a device, not a text file; give a file, or '-' for stdin")
     data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         where = "stdin" if str(path) == "-" else path
         raise ValueError(f"{where}: not valid UTF-8 at byte offset {e.start}") from None
+
+
+def _is_device(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False  # read_bytes says what is wrong (missing, unreadable)
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 def read_text(args: argparse.Namespace) -> str:

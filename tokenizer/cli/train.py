@@ -9,6 +9,7 @@ from pathlib import Path
 from ..counting import load_counts
 from ..patterns import is_named
 from ..regex_check import MAX_SAMPLE_CHARS, check_split_regex
+from ..streaming import check_corpus_file
 from ..train import TIE_BREAKS, split_pattern, train
 from .common import DEFAULT_PATTERN
 from .progress import progress_bars
@@ -41,10 +42,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         pattern, regex = (counted, None) if is_named(counted) or counted == "none" else (None, counted)
     corpus = [Path(f) for f in args.files] if args.files else None
     for path in corpus or []:
-        if path.is_dir():
-            raise ValueError(f"{path}: is a directory; give the text files inside it (e.g. {path}/*.txt)")
-        if not path.is_file():
-            raise ValueError(f"corpus file not found: {path}")
+        check_corpus_file(path)
     if regex is not None and corpus:
         for warning in check_split_regex(regex, sample=corpus_sample(corpus)):
             print(f"warning: {warning}", file=sys.stderr)
