@@ -126,3 +126,34 @@ def test_workers_are_bounded_before_any_process_starts(tmp_path, capsys, command
     assert main([*argv, "--workers", "100000"]) == 2
     assert "workers must be an integer from 1 to 256, got 100000" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]
+
+
+def test_outputs_are_checked_before_any_work(tmp_path, capsys, monkeypatch):
+    """A missing folder failed only when the result was saved (after the whole training), naming
+    a temp file; `-o folder/` wrote folder.tiktoken beside the folder; `-o ''` said
+    "PosixPath('.') has an empty name"; `-o dir` of a file command named a temp file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.txt").write_text("hello world " * 20, encoding="utf-8")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "t.json").mkdir()
+    trains = ["train", "c.txt", "-v", "300", "-q"]
+    cases = [
+        ([*trains, "-o", "missing/t"], "-o missing/t: the folder missing does not exist; create it first"),
+        ([*trains, "-o", "folder/"], "-o 'folder/' names no file: give a file name stem"),
+        ([*trains, "-o", ""], "-o '' names no file"),
+        ([*trains, "-o", "t"], "-o t: t.json is a directory"),
+        (["extend", "gpt2", "c.txt", "--add", "3", "-q", "-o", "missing/e"], "the folder missing does not"),
+        (["count", "c.txt", "-q", "-o", "folder"], "-o folder: folder is a directory; give a file name"),
+        (["export", "gpt2", "-o", "missing/tokenizer.json"], "the folder missing does not exist"),
+        (["classic", "learn", "c.txt", "-s", "5", "-o", "folder"], "folder is a directory"),
+        (["classic", "apply", "c.txt", "-c", "c.txt", "-o", "missing/out"], "the folder missing does not"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "folder", "t.json"]
+    assert not any((tmp_path / "folder").iterdir()) and not any((tmp_path / "t.json").iterdir())
+    # -o STEM.json is the stem, as Tokenizer.save takes it: the report and the name say so
+    assert main([*trains, "-o", "folder/tok.json"]) == 0
+    assert "-> folder/tok.tiktoken, folder/tok.json" in capsys.readouterr().err
+    assert json.loads((tmp_path / "folder" / "tok.json").read_text())["name"] == "tok"

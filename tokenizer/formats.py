@@ -49,7 +49,10 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """A binary file that becomes `path` when the block ends, all at once (for writers that
     stream: no copy of the content in memory); on an error the temp file is removed."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    except OSError as e:  # about the file asked for, not the temp name the user never chose
+        raise OSError(e.errno, e.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             yield f

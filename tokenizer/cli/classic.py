@@ -8,12 +8,14 @@ from collections import Counter
 
 from ..classic import apply, count_words, format_codes, learn, merges_budget, parse_codes, parse_word_counts
 from ..formats import atomic_write_text
-from .common import read_utf8
+from .common import check_output, read_utf8
 
 STDIO = "-"
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
+    if args.output != STDIO:
+        check_output(args.output)
     counts: Counter[str] = Counter()
     for path in args.inputs:
         text = read_utf8(path)
@@ -33,6 +35,8 @@ def cmd_learn(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        check_output(args.output)
     merges = parse_codes(read_utf8(args.codes), str(args.codes))
     result = apply(read_utf8(args.input), merges, args.separator)
     if args.output is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import stat
 import sys
 from pathlib import Path
@@ -58,6 +59,30 @@ def _is_device(path: Path) -> bool:
     except OSError:
         return False  # read_bytes says what is wrong (missing, unreadable)
     return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
+def check_output(out: str, *, stem: bool = False) -> Path:
+    """Refuse an -o that cannot be written, before any work (a long training used to fail only
+    when it saved): no file name, a folder, or a folder that does not exist. `stem`: OUT_STEM,
+    which becomes OUT_STEM.tiktoken + OUT_STEM.json (a .json or .tiktoken suffix is dropped, as
+    Tokenizer.save does); returns the path, or the stem."""
+    kind = "a file name stem, e.g. my_tok" if stem else "a file name"
+    if not out.strip() or out.endswith(("/", os.sep)):
+        raise ValueError(f"-o {out!r} names no file: give {kind} (inside a folder: FOLDER/NAME)")
+    path = Path(out)
+    if stem:
+        path = path.with_suffix("") if path.suffix in (".tiktoken", ".json") else path
+        targets = [path.with_name(path.name + suffix) for suffix in (".tiktoken", ".json")]
+    else:
+        targets = [path]
+    for target in targets:
+        if target.is_dir():
+            raise ValueError(f"-o {out}: {target} is a directory; give {kind} (inside it: {target}/NAME)")
+    if not path.parent.is_dir():
+        raise ValueError(
+            f"-o {out}: the folder {path.parent} does not exist; create it first (mkdir -p {path.parent})"
+        )
+    return path
 
 
 def read_text(args: argparse.Namespace) -> str:

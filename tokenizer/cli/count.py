@@ -7,7 +7,7 @@ import sys
 
 from ..counting import COUNT_ENGINES, count_files, save_counts
 from ..patterns import NO_SPLIT, PATTERNS
-from .common import DEFAULT_PATTERN
+from .common import DEFAULT_PATTERN, check_output
 from .progress import progress_bars
 
 
@@ -22,6 +22,7 @@ def engine_choice(args: argparse.Namespace) -> tuple[str, str | None]:
 def cmd_count(args: argparse.Namespace) -> int:
     pattern = args.pattern or DEFAULT_PATTERN
     engine, scheduler = engine_choice(args)
+    check_output(args.output)
     with progress_bars(args.quiet) as progress:
         counts, stats = count_files(
             args.files,

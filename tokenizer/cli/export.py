@@ -10,6 +10,7 @@ from ..encodings import get_encoding, list_encodings
 from ..formats import atomic_write_text, minbpe_text
 from ..hf_export import export_hf
 from ..loading import load_file
+from .common import check_output
 
 
 def export_minbpe(tok: Tokenizer, path: str) -> None:
@@ -27,6 +28,7 @@ def load_source(source: str, pattern: str) -> Tokenizer:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    check_output(args.output)
     EXPORTERS[args.format](load_source(args.source, args.pattern), args.output)
     return 0
 

@@ -9,11 +9,12 @@ from pathlib import Path
 from ..extend import extend
 from ..loading import load_any
 from ..train import TIE_BREAKS
-from .common import read_utf8
+from .common import check_output, read_utf8
 from .progress import progress_bars
 
 
 def cmd_extend(args: argparse.Namespace) -> int:
+    out = check_output(args.output, stem=True)
     base = load_any(args.base)
     held_out = read_utf8(args.held_out) if args.held_out else None
     with progress_bars(args.quiet) as progress:
@@ -33,8 +34,8 @@ def cmd_extend(args: argparse.Namespace) -> int:
             "tokens_before": len(base.encode_ordinary(held_out)),
             "tokens_after": len(tok.encode_ordinary(held_out)),
         }
-    tok.name = Path(args.output).name
-    tok.save(args.output)
+    tok.name = out.name
+    tok.save(out)
     print(report(tok), file=sys.stderr)
     return 0
 

@@ -11,7 +11,7 @@ from ..patterns import is_named
 from ..regex_check import MAX_SAMPLE_CHARS, check_split_regex
 from ..streaming import check_corpus_file
 from ..train import TIE_BREAKS, split_pattern, train
-from .common import DEFAULT_PATTERN
+from .common import DEFAULT_PATTERN, check_output
 from .progress import progress_bars
 
 
@@ -32,6 +32,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError("give FILEs to train on, or --counts")
     if args.files and args.counts:
         raise ValueError("give FILEs or --counts, not both")
+    out = check_output(args.output, stem=True)
     pattern, regex = args.pattern, args.regex
     if pattern is not None and regex is not None:
         raise ValueError("give --pattern NAME or --regex REGEX, not both")
@@ -60,15 +61,15 @@ def cmd_train(args: argparse.Namespace) -> int:
             min_chunk_count=args.min_chunk_count,
             max_chunks=args.max_chunks,
             counts=args.counts,
-            name=Path(args.output).name,
+            name=out.name,
         )
-    tok.save(args.output)
+    tok.save(out)
     meta = tok.metadata
     stats = meta["statistics"]
     print(
         f"{stats['merges']} merges ({stats['ties']} decided by a tie) in {stats['seconds']['total']:.1f} s"
         + (f"; stopped early: {meta['stop_reason']}" if meta["stopped_early"] else "")
-        + f" -> {args.output}.tiktoken, {args.output}.json",
+        + f" -> {out}.tiktoken, {out}.json",
         file=sys.stderr,
     )
     return 0
