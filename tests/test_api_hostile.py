@@ -195,6 +195,7 @@ def test_malformed_multipart_is_400(full):
         ("a" * 2001, "at most 2,000"),
         ("(?:ab|c){10000000}", "expand to 30,000,000 items"),
         ("gpt4", "name of a built-in pattern"),
+        (r"(?:a|a)+b|\s+|\S", "backtracks catastrophically"),  # was queued; minutes per 30 'a's
     ],
 )
 def test_bad_regex_refused_at_submit(full, regex, fragment):
@@ -295,13 +296,14 @@ def test_a_folder_under_a_tokenizer_name_is_not_removed(client, server_dirs):
 
 
 def test_runaway_job_is_stopped_at_the_time_limit(tmp_path):
-    """A regex that backtracks for ever on the corpus: the job fails at JOB_TIME_LIMIT, its
-    process is gone, and nothing is left behind."""
+    """A regex that backtracks for ever on the corpus (on 'xy' repeated, not on the runs of one
+    character that submit tries): the job fails at JOB_TIME_LIMIT, its process is gone, and
+    nothing is left behind."""
     (case,) = [c for c in CASES if c["as"] == "job:regex"]
     server = LiveServer(tmp_path / "data", JOB_TIME_LIMIT=2.0)
     try:
         regex = (HOSTILE / case["file"]).read_text(encoding="utf-8")
-        resp = server.train(text="a" * 40 + "c " * 50, vocab_size="300", pattern="custom", regex=regex)
+        resp = server.train(text="xy" * 40 + "c " * 50, vocab_size="300", pattern="custom", regex=regex)
         assert resp.status_code == case["status"], resp.text
         job = resp.json()["job"]
         pid = server.pid(job)  # started before the 202 (a free slot)

@@ -157,3 +157,24 @@ def test_outputs_are_checked_before_any_work(tmp_path, capsys, monkeypatch):
     assert main([*trains, "-o", "folder/tok.json"]) == 0
     assert "-> folder/tok.tiktoken, folder/tok.json" in capsys.readouterr().err
     assert json.loads((tmp_path / "folder" / "tok.json").read_text())["name"] == "tok"
+
+
+def test_custom_regexes_of_count_are_checked_as_train_s(tmp_path, capsys):
+    """count -p REGEX skipped the checks of train --regex: a catastrophic regex hung, one that
+    drops all the text gave an empty table without a word, and -p '' counted with gpt4."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world " * 20, encoding="utf-8")
+    count = ["count", str(corpus), "-q", "-o", str(tmp_path / "c.gz"), "-p"]
+    assert main([*count, r"(?:a|a)+b|\s+|\S"]) == 2
+    assert "backtracks catastrophically" in capsys.readouterr().err
+    assert main([*count, ""]) == 2
+    assert "the split regex is empty" in capsys.readouterr().err
+    assert main([*count, "(?:a+)+$"]) == 0
+    assert "warning: the split regex does not match 100.0% of the sample" in capsys.readouterr().err
+    assert (
+        main(
+            ["train", str(corpus), "-v", "300", "-q", "-o", str(tmp_path / "t"), "--regex", r"(?:a|aa)*b|\S"]
+        )
+        == 2
+    )
+    assert "backtracks catastrophically" in capsys.readouterr().err

@@ -12,9 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenizer import patterns
+from tokenizer import patterns, regex_check
 from tokenizer.patterns import PATTERNS
-from tokenizer.regex_check import MAX_EXPANDED_ITEMS, MAX_GROUP_DEPTH, MAX_REGEX_CHARS, check_split_regex
+from tokenizer.regex_check import (
+    MAX_EXPANDED_ITEMS,
+    MAX_GROUP_DEPTH,
+    MAX_REGEX_CHARS,
+    PROBE_SECONDS,
+    check_split_regex,
+)
 
 
 @pytest.fixture(params=["regex", "re"])
@@ -71,6 +77,32 @@ def test_hostile_regexes_are_refused_fast(engine):
         with pytest.raises(ValueError):
             check_split_regex(source)
         assert time.perf_counter() - started < 0.1, source
+
+
+CATASTROPHIC = [r"(?:a|a)+b|\s+|\S", r"(?:a|aa)*b|\s+|\S", r"(?:\w|\w)+!|\S", r"(?:\d|\d)+x", "(?:[中]|中)+b"]
+
+
+@pytest.mark.parametrize("source", CATASTROPHIC)
+def test_catastrophic_backtracking_is_refused_within_the_probe_budget(source):
+    """Each took minutes on a run of 28 to 48 characters (`(?:a|a)+b`: 49 s on 28 'a's), in the
+    check itself with a sample, then in training, a job or a server thread; never interruptible."""
+    if not patterns.regex_importable():
+        pytest.skip("only the regex package can stop a match")
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="backtracks catastrophically: on 48 .* in a row"):
+        check_split_regex(source)
+    assert time.perf_counter() - started < PROBE_SECONDS + 0.3
+
+
+def test_a_regex_slow_on_the_sample_alone_is_refused(monkeypatch):
+    """Runs of one character do not trip it, 'xy' repeated does: the sample's bound catches it."""
+    if not patterns.regex_importable():
+        pytest.skip("only the regex package can stop a match")
+    monkeypatch.setattr(regex_check, "SAMPLE_SECONDS", 0.2)
+    source = r"(?:xy|x(?:y))+z|\s+|\S"
+    assert check_split_regex(source) == []
+    with pytest.raises(ValueError, match="did not finish on the first 80 characters of the corpus in 0.2 s"):
+        check_split_regex(source, sample="xy" * 40)
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections import Counter
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
@@ -49,6 +50,18 @@ MAX_GROUP_DEPTH = 50
 # in ~25 ms; o200k's pattern has ~200.
 MAX_EXPANDED_ITEMS = 100_000
 DROPPED_EXAMPLES = 5  # distinct dropped characters named in the warning
+# Nested repeats that can match the same text in many ways ((?:a|a)+b, (?:a|aa)*b) take time
+# exponential in the length of a run they cannot finish: 28 'a's took 49 s, and `regex` cannot
+# be interrupted, so a check, a training or a server thread would hang. Before anything else
+# matches it, the regex is run on runs of PROBE_CHARS of each character it names and of a few
+# of each kind, PROBE_SECONDS for all of them (a sane regex needs well under 1 ms).
+PROBE_CHARS = 48
+PROBE_SECONDS = 0.5
+PROBE_KINDS = "aA1 \t\n.,'-_é中🙂"  # letters, digits, spaces, punctuation, non-ASCII
+MAX_PROBES = 64  # runs tried: the kinds plus the first literal characters of the regex
+# seconds for matching the sample (the built-in patterns take ~0.015 s on MAX_SAMPLE_CHARS): a
+# regex that needs longer backtracks on this text, and the whole corpus would take forever.
+SAMPLE_SECONDS = 5.0
 
 
 def check_split_regex(source: str, *, sample: str | None = None) -> list[str]:
@@ -77,9 +90,10 @@ def check_split_regex(source: str, *, sample: str | None = None) -> list[str]:
             "would keep only the groups' text, not the whole match; make every group "
             "non-capturing, (?:...) instead of (...) or (?P<name>...)"
         )
+    _check_backtracking(source, splitter)
     if sample is None:
         return []
-    return _coverage_warnings(splitter, sample[:MAX_SAMPLE_CHARS])
+    return _coverage_warnings(splitter, sample[:MAX_SAMPLE_CHARS], source)
 
 
 def _compile(source: str):
@@ -175,6 +189,43 @@ def _items(items) -> int:
     return total
 
 
+def _can_stop(splitter) -> bool:
+    """Only the `regex` package can stop a match; the stdlib translation (Pyodide,
+    TOKENIZER_NO_REGEX=1) cannot, so there the probes are skipped and the sample runs unbounded."""
+    return type(splitter).__module__ in ("_regex", "regex")
+
+
+def _bounded_findall(splitter, text: str, seconds: float) -> list[str] | None:
+    """splitter.findall(text), or None when it takes longer than `seconds` (see _can_stop)."""
+    if not _can_stop(splitter):
+        return splitter.findall(text)
+    try:
+        return splitter.findall(text, timeout=max(seconds, 0.001))
+    except TimeoutError:
+        return None
+
+
+def _check_backtracking(source: str, splitter) -> None:
+    if not _can_stop(splitter):
+        return
+    literals = [ch for ch in dict.fromkeys(source) if ch.isalnum() or ch in " -_'.,:;!?"]
+    kinds = list(dict.fromkeys([*PROBE_KINDS, *literals]))[:MAX_PROBES]
+    # After each run, a character no split regex expects, then every literal of the regex: a
+    # literal the match needs is in the text (else `regex` fails at once without trying), but
+    # not where the run ends.
+    tail = "\0" + "".join(kinds)
+    deadline = time.monotonic() + PROBE_SECONDS
+    for ch in kinds:
+        if _bounded_findall(splitter, ch * PROBE_CHARS + tail, deadline - time.monotonic()) is None:
+            raise ValueError(
+                f"the split regex {_short(source)} backtracks catastrophically: on {PROBE_CHARS} "
+                f"{ch!r} in a row it did not finish in {PROBE_SECONDS} s (the time grows exponentially with the "
+                "run). Nested repeats that can match the same text in several ways, such as "
+                "(?:a|a)+ or (?:a|aa)*, cause it: make the alternatives exclusive, or use "
+                "possessive or atomic forms (a++, (?>...))"
+            )
+
+
 def _capturing_groups(source: str, splitter) -> int:
     """Capturing groups of the compiled regex: the `regex` package's count, or the count of
     the stdlib translation (which keeps every group, so findall means the same)."""
@@ -184,13 +235,21 @@ def _capturing_groups(source: str, splitter) -> int:
     return re.compile(translate(source, bmp_only=True, unicode=REGEX).source).groups
 
 
-def _coverage_warnings(splitter, sample: str) -> list[str]:
+def _coverage_warnings(splitter, sample: str, source: str) -> list[str]:
     """One warning if the chunks do not add up to the sample: the dropped share and characters.
 
     The chunks are disjoint substrings of the sample, so the sample's characters minus the
     chunks' characters is exactly the multiset of dropped characters, wherever they were.
     """
-    chunks = splitter.findall(sample)
+    chunks = _bounded_findall(splitter, sample, SAMPLE_SECONDS)
+    if chunks is None:
+        raise ValueError(
+            f"the split regex {_short(source)} did not finish on the first {len(sample):,} "
+            f"characters of the corpus in {SAMPLE_SECONDS:g} s (the built-in patterns take ~0.02 s "
+            f"on {MAX_SAMPLE_CHARS:,}): it backtracks catastrophically on this text, and the whole corpus would "
+            "take far longer. Make the alternatives of repeated groups exclusive, or use "
+            "possessive or atomic forms (a++, (?>...))"
+        )
     dropped = Counter(sample)
     dropped.subtract(Counter("".join(chunks)))
     lost = +dropped  # drops zero counts

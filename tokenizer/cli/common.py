@@ -11,6 +11,7 @@ from pathlib import Path
 from ..core import Tokenizer
 from ..encodings import get_encoding, list_encodings
 from ..loading import load_file
+from ..regex_check import MAX_SAMPLE_CHARS
 
 DEFAULT_ENCODING = "cl100k_base"
 DEFAULT_PATTERN = "gpt4"  # as train() and count_chunks()
@@ -83,6 +84,12 @@ def check_output(out: str, *, stem: bool = False) -> Path:
             f"-o {out}: the folder {path.parent} does not exist; create it first (mkdir -p {path.parent})"
         )
     return path
+
+
+def corpus_sample(paths: list[Path]) -> str:
+    """The first MAX_SAMPLE_CHARS characters of the corpus, to check a custom regex's coverage."""
+    with open(paths[0], encoding="utf-8", errors="replace") as f:
+        return f.read(MAX_SAMPLE_CHARS)
 
 
 def read_text(args: argparse.Namespace) -> str:

@@ -7,7 +7,9 @@ import sys
 
 from ..counting import COUNT_ENGINES, count_files, save_counts
 from ..patterns import NO_SPLIT, PATTERNS
-from .common import DEFAULT_PATTERN, check_output
+from ..regex_check import check_split_regex
+from ..streaming import expand_inputs
+from .common import DEFAULT_PATTERN, check_output, corpus_sample
 from .progress import progress_bars
 
 
@@ -20,9 +22,12 @@ def engine_choice(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def cmd_count(args: argparse.Namespace) -> int:
-    pattern = args.pattern or DEFAULT_PATTERN
+    pattern = DEFAULT_PATTERN if args.pattern is None else args.pattern
     engine, scheduler = engine_choice(args)
     check_output(args.output)
+    if pattern != NO_SPLIT and pattern not in PATTERNS:  # a custom regex: checked as train --regex
+        for warning in check_split_regex(pattern, sample=corpus_sample(expand_inputs(args.files))):
+            print(f"warning: {warning}", file=sys.stderr)
     with progress_bars(args.quiet) as progress:
         counts, stats = count_files(
             args.files,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from ..counting import load_counts
 from ..patterns import is_named
-from ..regex_check import MAX_SAMPLE_CHARS, check_split_regex
+from ..regex_check import check_split_regex
 from ..streaming import check_corpus_file
 from ..train import TIE_BREAKS, split_pattern, train
-from .common import DEFAULT_PATTERN, check_output
+from .common import DEFAULT_PATTERN, check_output, corpus_sample
 from .progress import progress_bars
 
 
@@ -19,12 +19,6 @@ def counts_pattern(path: str) -> str:
     """The pattern a count table was made with (its name when it has one)."""
     _, meta = load_counts(path)
     return meta.get("pattern_name") or meta["pattern"]
-
-
-def corpus_sample(paths: list[Path]) -> str:
-    """The first MAX_SAMPLE_CHARS characters of the corpus, to check a custom regex's coverage."""
-    with open(paths[0], encoding="utf-8", errors="replace") as f:
-        return f.read(MAX_SAMPLE_CHARS)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
