@@ -133,6 +133,12 @@ def resolve_pattern(form: MultiDict) -> tuple[str, str]:
     if pattern not in KNOWN_PATTERNS:
         choices = ", ".join([*KNOWN_PATTERNS, CUSTOM])
         raise ApiError(400, f"unknown pattern {pattern[:60]!r}; choose one of: {choices}")
+    if form.get("regex", "").strip():  # else a curl user's regex would be ignored without a word
+        raise ApiError(
+            400,
+            f"the field 'regex' is read only with pattern 'custom' (got pattern {pattern!r}): "
+            "send pattern=custom to split with it, or leave 'regex' out",
+        )
     return pattern, pattern
 
 

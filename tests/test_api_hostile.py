@@ -205,6 +205,17 @@ def test_bad_regex_refused_at_submit(full, regex, fragment):
     assert full.get("/api/jobs").get_json()["jobs"] == []
 
 
+@pytest.mark.parametrize("pattern", [None, b"gpt2", b"none"])
+def test_a_regex_without_pattern_custom_is_refused_not_ignored(full, pattern):
+    """It was queued and trained with the named pattern (gpt4 when none was sent)."""
+    fields = {"vocab_size": b"300", "text": GOOD, "regex": rb"\w+|\s+|\S"}
+    if pattern is not None:
+        fields["pattern"] = pattern
+    resp, seconds = send(full, *multipart(fields))
+    assert_refused(resp, seconds, 400, "the field 'regex' is read only with pattern 'custom'")
+    assert full.get("/api/jobs").get_json()["jobs"] == []
+
+
 def test_valid_urlencoded_and_multipart_requests_are_both_queued(full):
     fields = {"vocab_size": b"300", "text": "héllo wörld ".encode() * 20, "special_tokens": b'["<|a|>"]'}
     for body in (multipart(fields), (urlencoded(fields), "application/x-www-form-urlencoded")):
