@@ -216,6 +216,21 @@ def test_a_regex_without_pattern_custom_is_refused_not_ignored(full, pattern):
     assert full.get("/api/jobs").get_json()["jobs"] == []
 
 
+def test_a_base_file_whose_split_backtracks_is_refused_at_submit(full):
+    """A tokenizer.json whose Split regex is (?:a|a)+b|...: it loaded, and its job hung on the
+    corpus until the time limit; the probe refuses it within the request's bound."""
+    hf = (ROOT / "tests" / "data" / "hostile" / "files" / "hf-backtracking.json").read_bytes()
+    body = (
+        b'--h0stile\r\nContent-Disposition: form-data; name="base_file"; filename="tokenizer.json"\r\n\r\n'
+        + hf
+        + b"\r\n"
+    )
+    extra, content_type = multipart({"add": b"10", "text": GOOD})
+    resp, seconds = send(full, body + extra, content_type)
+    assert_refused(resp, seconds, 400, "backtracks catastrophically")
+    assert full.get("/api/jobs").get_json()["jobs"] == []
+
+
 def test_valid_urlencoded_and_multipart_requests_are_both_queued(full):
     fields = {"vocab_size": b"300", "text": "héllo wörld ".encode() * 20, "special_tokens": b'["<|a|>"]'}
     for body in (multipart(fields), (urlencoded(fields), "application/x-www-form-urlencoded")):

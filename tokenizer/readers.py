@@ -26,7 +26,7 @@ from . import formats
 from .hf_import import parse_hf
 from .patterns import NO_SPLIT, PATTERNS, is_named
 from .preparation import Preparation
-from .regex_check import check_split_regex
+from .regex_check import check_backtracking, check_split_regex
 from .validate import TokenizerFileError, check_disjoint, check_merges, check_special_tokens, check_type
 
 SAVED_SUFFIXES = (".json", ".tiktoken")
@@ -99,6 +99,13 @@ def read_texts(
 def hf_parts(obj: Any, source: str = "tokenizer.json") -> TokenizerParts:
     """A Hugging Face tokenizer.json (as a dict; hf_import.py says what loads and why)."""
     hf = parse_hf(obj, source)
+    pre_splits = hf.preparation.pre_splits if hf.preparation is not None else ()
+    for pattern in (*pre_splits, hf.pattern):
+        if pattern != NO_SPLIT and not is_named(pattern):
+            try:
+                check_backtracking(pattern)
+            except ValueError as e:
+                raise TokenizerFileError(f"{source}: pre_tokenizer Split: {e}") from None
     return TokenizerParts(
         source,
         Path(source).stem,

@@ -96,6 +96,13 @@ def check_split_regex(source: str, *, sample: str | None = None) -> list[str]:
     return _coverage_warnings(splitter, sample[:MAX_SAMPLE_CHARS], source)
 
 
+def check_backtracking(source: str) -> None:
+    """Only the catastrophic-backtracking probe (for a pattern read from a Hugging Face
+    tokenizer.json, whose own rules differ from a split regex's: its Split keeps whole matches
+    whatever the groups). ValueError (what, how to fix) if it fails; source must compile."""
+    _check_backtracking(source, compile_pattern(source))
+
+
 def _compile(source: str):
     try:
         return compile_pattern(source)
