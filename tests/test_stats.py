@@ -146,6 +146,13 @@ def test_language_errors():
         check_languages(udhr_sections("##### UDHR code=fra name=French\nsalut\n"), source="f.txt")
     with pytest.raises(ValueError, match=r"bad\.txt:2: UDHR header without code="):
         udhr_sections("x\n##### UDHR name=English\n", source="bad.txt")
+    # both gave a row of 0 tokens and parity 0.000: an empty code, a header with no text under it
+    with pytest.raises(ValueError, match=r"bad\.txt:3: UDHR header without code="):
+        udhr_sections("##### UDHR code=eng name=English\nhi\n##### UDHR code=\nsalut\n", source="bad.txt")
+    with pytest.raises(ValueError, match=r"bad\.txt:3: the section code=fra has no text"):
+        udhr_sections(
+            "##### UDHR code=eng name=English\nhi\n##### UDHR code=fra name=French\n\n", source="bad.txt"
+        )
 
 
 def test_corpora_folder_is_there():

@@ -158,11 +158,16 @@ def udhr_sections(text: str, *, source: str = "<text>") -> list[Section]:
     for k, match in enumerate(headers):
         line = text.count("\n", 0, match.start()) + 1
         fields = dict(_FIELD.findall(match.group(1)))
-        if "code" not in fields:
+        if not fields.get("code", "").strip():
             raise ValueError(f"{source}:{line}: UDHR header without code=: {match.group()[:80]!r}")
         start = match.end() + 1  # past the header's newline
         end = headers[k + 1].start() if k + 1 < len(headers) else len(text)
         body = text[start:end] if start <= end else ""
+        if not body.strip():  # else a row of 0 tokens with parity 0, the "best" language
+            raise ValueError(
+                f"{source}:{line}: the section code={fields['code']} has no text; add its text or "
+                "remove its header"
+            )
         sections.append(Section(fields["code"], fields.get("name", fields["code"]), fields, body, line))
     return sections
 
