@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +193,28 @@ def test_devices_and_pipes_are_refused_not_read(tmp_path):
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
         assert "Traceback" not in result.stderr
     assert run_cli("encode", "--file", "-", stdin="hi").stdout == "[6151]\n"  # stdin still works
+
+
+def test_the_pattern_of_a_bare_tiktoken_is_checked(tmp_path, capsys):
+    """export --pattern bogus (a typo) split with the regex 'bogus', which drops all but that
+    word; '(a)' and '(?:a|a)+b' were taken unchecked too. The CLI takes names (as train's
+    --pattern); the library still takes a regex, checked."""
+    from tokenizer.cli import main
+
+    small_tokenizer().save(tmp_path / "t")
+    (tmp_path / "t.json").unlink()
+    bare, out = str(tmp_path / "t.tiktoken"), str(tmp_path / "out.json")
+    cases = [
+        ("bogus", "unknown pattern name 'bogus'"),
+        ("(a)", "1 capturing group"),
+        ("(?:a|a)+b", "backtracks catastrophically"),
+    ]
+    for pattern, message in cases:
+        assert main(["export", bare, "--pattern", pattern, "-o", out]) == 2
+        assert message in capsys.readouterr().err
+    for pattern, message in cases[1:]:
+        with pytest.raises(ValueError, match=r"t\.tiktoken: its split pattern: .*" + re.escape(message)):
+            load_file(bare, pattern=pattern)
+    assert not (tmp_path / "out.json").exists()
+    assert main(["export", bare, "--pattern", "cl100k_base", "-o", out]) == 0
+    assert load_file(out).encode(TEXT) == Tokenizer.load(bare, pattern="cl100k").encode(TEXT)

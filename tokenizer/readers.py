@@ -72,6 +72,7 @@ def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerPar
         return hf_parts(meta, str(json_path))
     ranks = formats.read_tiktoken(tiktoken_path) if tiktoken_path.exists() else None
     if meta is None:
+        pattern = _file_pattern(pattern, str(tiktoken_path), "its split pattern")  # a custom one is checked
         return TokenizerParts(str(tiktoken_path), stem.name, pattern, {}, ranks=ranks)
     return saved_json_parts(meta, ranks, str(json_path), tiktoken_source=str(tiktoken_path))
 

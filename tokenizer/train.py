@@ -92,7 +92,7 @@ def split_pattern(pattern: str | None = None, regex: str | None = None) -> str:
     if re.fullmatch(r"[\w.-]*", pattern):
         raise ValueError(
             f"unknown pattern name {pattern!r}; choose one of {', '.join(PATTERN_NAMES)} (aliases: "
-            f"{', '.join(n for n in [*PATTERNS, *ENCODING_PATTERN_NAMES] if n not in PATTERN_NAMES)}), "
+            f"{', '.join(n for n in dict.fromkeys([*PATTERNS, *ENCODING_PATTERN_NAMES]) if n not in PATTERN_NAMES)}), "
             "or give a custom split regex with regex= (CLI: --regex)"
         )
     _check_regex(pattern)

@@ -10,6 +10,7 @@ from ..encodings import get_encoding, list_encodings
 from ..formats import atomic_write_text, minbpe_text
 from ..hf_export import export_hf
 from ..loading import load_file
+from ..train import split_pattern
 from .common import check_output
 
 
@@ -29,7 +30,8 @@ def load_source(source: str, pattern: str) -> Tokenizer:
 
 def cmd_export(args: argparse.Namespace) -> int:
     check_output(args.output)
-    EXPORTERS[args.format](load_source(args.source, args.pattern), args.output)
+    pattern = split_pattern(args.pattern)  # a name, as train's --pattern: a typo is not a regex
+    EXPORTERS[args.format](load_source(args.source, pattern), args.output)
     return 0
 
 
