@@ -75,8 +75,18 @@ class UploadRequest(Flask.request_class):  # type: ignore[misc, valid-type]
         return f
 
 
+FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")  # what the form parser reads
+
+
 @bp.post("/api/train")
 def train_submit() -> tuple[Response, int]:
+    if request.mimetype not in FORM_TYPES:  # else its fields would be missing: "vocab_size is required"
+        raise ApiError(
+            415,
+            f"POST /api/train takes a form, not {request.mimetype or 'a body without Content-Type'}: "
+            "send the fields as multipart/form-data (files and fields) or "
+            "application/x-www-form-urlencoded (e.g. curl -F vocab_size=4096 -F corpus=@file.txt)",
+        )
     jobs = job_manager()
     jobs.check_capacity()  # before reading a possibly huge body
     job_dir = jobs.new_job_dir()

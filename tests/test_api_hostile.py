@@ -231,6 +231,24 @@ def test_a_base_file_whose_split_backtracks_is_refused_at_submit(full):
     assert full.get("/api/jobs").get_json()["jobs"] == []
 
 
+@pytest.mark.parametrize(
+    ("body", "content_type", "named"),
+    [
+        (b'{"vocab_size": 300, "text": "some text"}', "application/json", "application/json"),
+        (b"vocab_size=300&text=some+text", "text/plain", "text/plain"),
+        (b"vocab_size=300&text=some+text", None, "a body without Content-Type"),
+    ],
+)
+def test_a_body_that_is_not_a_form_is_415_naming_the_type(full, body, content_type, named):
+    """It was a 400 "vocab_size is required" for a JSON body that had vocab_size."""
+    started = time.perf_counter()
+    resp = full.post(
+        "/api/train", data=body, content_type=content_type, headers={"Origin": "http://localhost"}
+    )
+    assert_refused(resp, time.perf_counter() - started, 415, f"takes a form, not {named}")
+    assert "multipart/form-data" in resp.get_json()["error"]
+
+
 def test_valid_urlencoded_and_multipart_requests_are_both_queued(full):
     fields = {"vocab_size": b"300", "text": "héllo wörld ".encode() * 20, "special_tokens": b'["<|a|>"]'}
     for body in (multipart(fields), (urlencoded(fields), "application/x-www-form-urlencoded")):
