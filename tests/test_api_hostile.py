@@ -249,6 +249,20 @@ def test_a_body_that_is_not_a_form_is_415_naming_the_type(full, body, content_ty
     assert "multipart/form-data" in resp.get_json()["error"]
 
 
+def test_a_base_file_whose_merges_double_a_token_is_refused_not_built(full):
+    """41 merges of a token with itself (a 1 KB .json) describe a 2**41-byte token: building it
+    ran the server out of memory; the lengths are added up before anything is built."""
+    bomb = (ROOT / "tests" / "data" / "hostile" / "files" / "merge-bomb.json").read_bytes()
+    body = (
+        b'--h0stile\r\nContent-Disposition: form-data; name="base_file"; filename="bomb.json"\r\n\r\n'
+        + bomb
+        + b"\r\n"
+    )
+    extra, content_type = multipart({"add": b"10", "text": GOOD})
+    resp, seconds = send(full, body + extra, content_type)
+    assert_refused(resp, seconds, 400, "the tokens so far total over 256 MiB")
+
+
 def test_valid_urlencoded_and_multipart_requests_are_both_queued(full):
     fields = {"vocab_size": b"300", "text": "héllo wörld ".encode() * 20, "special_tokens": b'["<|a|>"]'}
     for body in (multipart(fields), (urlencoded(fields), "application/x-www-form-urlencoded")):

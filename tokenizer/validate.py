@@ -30,6 +30,11 @@ MAX_FILE_BYTES = 256 * 2**20
 # levels of [ and {: our .json needs 3, a tokenizer.json 5; 64 leaves room for any metadata
 # and stays far below the ~1,000 levels where Python's (and Pyodide's) JSON parser recurses out.
 MAX_JSON_DEPTH = 64
+# bytes of all tokens together: a tokenizer this big could not be saved, its .tiktoken (the tokens
+# in base64) would pass MAX_FILE_BYTES. Merges name ids, not bytes, so a 1 KB file can describe
+# far more: [[97, 97], [256, 256], [257, 257], ...] doubles a token with each merge (2**41
+# bytes after 40), which ran out of memory while loading.
+MAX_TOKEN_BYTES = MAX_FILE_BYTES
 
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
@@ -124,6 +129,8 @@ def check_merges(value: Any, source: str, key: str = "merges") -> list[tuple[int
     if not isinstance(value, list):
         raise TokenizerFileError(f"{source}: key {key!r} must be a list of [left_id, right_id] pairs")
     merges = []
+    lengths = [1] * 256  # bytes of each token so far, counted before any is built
+    total = 256
     for i, pair in enumerate(value):
         if not (isinstance(pair, list) and len(pair) == 2 and all(type(x) is int for x in pair)):
             raise TokenizerFileError(
@@ -135,6 +142,15 @@ def check_merges(value: Any, source: str, key: str = "merges") -> list[tuple[int
                     f"{source}: {key}[{i}] names id {x}, which is not made before it (merge {i} makes "
                     f"id {256 + i}; ids 0..255 are the bytes)"
                 )
+        length = lengths[pair[0]] + lengths[pair[1]]
+        total += length
+        if total > MAX_TOKEN_BYTES:
+            raise TokenizerFileError(
+                f"{source}: {key}[{i}] makes a token of {length:,} bytes, and the tokens so far total "
+                f"over {MAX_TOKEN_BYTES // 2**20} MiB, more than any tokenizer holds (merging a token "
+                "with itself doubles it each time); is it the right file?"
+            )
+        lengths.append(length)
         merges.append((pair[0], pair[1]))
     return merges
 
