@@ -218,3 +218,26 @@ def test_corpus_types_and_folders(tmp_path, capsys):
         train(Path(tmp_path), 300)
     assert main(["train", str(tmp_path), "-v", "300", "-o", str(tmp_path / "x")]) == 2
     assert "is a directory" in capsys.readouterr().err
+
+
+def test_too_many_special_tokens_in_a_file_are_refused_before_building(tmp_path, capsys):
+    """300,000 special tokens took 7 s and 500 MB to load, and a 256 MiB file holds 10 million."""
+    from tokenizer.hf_export import to_hf_json
+    from tokenizer.validate import MAX_FILE_SPECIAL_TOKENS
+
+    n = MAX_FILE_SPECIAL_TOKENS + 1
+    tok = Tokenizer.from_merges([(104, 101)], "gpt4", name="t")
+    meta = tok.to_json()
+    meta["special_tokens"] = {f"<|s{i}|>": 257 + i for i in range(n)}
+    (tmp_path / "many.json").write_text(json.dumps(meta), encoding="utf-8")
+    with pytest.raises(
+        TokenizerFileError, match=f"many.json: special_tokens has {n:,} tokens; at most 65,536"
+    ):
+        load_file(tmp_path / "many.json")
+    assert main(["encode", "--tokenizer", str(tmp_path / "many.json"), "hi"]) == 2
+    assert "at most 65,536 are loaded" in capsys.readouterr().err
+    hf = to_hf_json(tok)
+    hf["added_tokens"] = [{"id": 257 + i, "content": f"<s{i}>", "special": True} for i in range(n)]
+    (tmp_path / "tokenizer.json").write_text(json.dumps(hf), encoding="utf-8")
+    with pytest.raises(TokenizerFileError, match=f"added_tokens has {n:,} tokens"):
+        load_file(tmp_path / "tokenizer.json")

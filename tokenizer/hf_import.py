@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 from .hf_conventions import bytes_to_unicode, regex_from_oniguruma
 from .patterns import NO_SPLIT, PATTERNS
 from .preparation import CHUNK, NORMALIZATIONS, SEGMENT, Preparation, changed_char, unicode_checked
-from .validate import TokenizerFileError, check_id, check_type
+from .validate import TokenizerFileError, check_id, check_special_count, check_type
 
 IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing", "BertProcessing")
 _DIGITS = r"\p{N}+|\P{N}+"
@@ -190,6 +190,8 @@ def _split_pattern(step: Any, source: str) -> str:
 
 
 def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict[str, int]:
+    if isinstance(added, list):
+        check_special_count(len(added), source, "added_tokens")
     special: dict[str, int] = {}
     first: list[str] = []  # normalized=false: HF finds these first, then the others between them
     for i, token in enumerate(added or []):

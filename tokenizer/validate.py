@@ -35,6 +35,10 @@ MAX_JSON_DEPTH = 64
 # far more: [[97, 97], [256, 256], [257, 257], ...] doubles a token with each merge (2**41
 # bytes after 40), which ran out of memory while loading.
 MAX_TOKEN_BYTES = MAX_FILE_BYTES
+# special (HF: added) tokens in one file: real tokenizers have a few to a few thousand (Llama 3:
+# 256); each costs ~2 KB and a branch of the special-token regex, so 300,000 took 7 s and 500 MB
+# to load, and the 10 million a 256 MiB file holds would take minutes and gigabytes.
+MAX_FILE_SPECIAL_TOKENS = 65_536
 
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
@@ -108,6 +112,7 @@ def check_special_tokens(value: Any, source: str, key: str = "special_tokens") -
         raise TokenizerFileError(
             f"{source}: key {key!r} must be an object mapping special tokens to ids, got {_show(value)}"
         )
+    check_special_count(len(value), source, key)
     seen: dict[int, str] = {}
     for token, token_id in value.items():
         if not token:
@@ -122,6 +127,14 @@ def check_special_tokens(value: Any, source: str, key: str = "special_tokens") -
             )
         seen[token_id] = token
     return dict(value)
+
+
+def check_special_count(count: int, source: str, key: str) -> None:
+    if count > MAX_FILE_SPECIAL_TOKENS:
+        raise TokenizerFileError(
+            f"{source}: {key} has {count:,} tokens; at most {MAX_FILE_SPECIAL_TOKENS:,} are loaded "
+            "(real tokenizers have a few thousand at most); is it the right file?"
+        )
 
 
 def check_merges(value: Any, source: str, key: str = "merges") -> list[tuple[int, int]]:
