@@ -218,3 +218,36 @@ def test_the_pattern_of_a_bare_tiktoken_is_checked(tmp_path, capsys):
     assert not (tmp_path / "out.json").exists()
     assert main(["export", bare, "--pattern", "cl100k_base", "-o", out]) == 0
     assert load_file(out).encode(TEXT) == Tokenizer.load(bare, pattern="cl100k").encode(TEXT)
+
+
+def test_arguments_that_are_not_utf8_are_refused(tmp_path):
+    """Undecodable argv bytes reach Python as lone surrogates: encode turned TEXT's into U+FFFD
+    without a word, and --special, --regex or -o failed with a bare codec error. Input paths may
+    be any name the file system allows."""
+    (tmp_path / "c.txt").write_text(TEXT, encoding="utf-8")
+    odd = tmp_path / os.fsdecode(b"odd\xff.txt")
+    odd.write_text("hi", encoding="utf-8")
+    train = ["train", str(tmp_path / "c.txt"), "-v", "300", "-q"]
+    cases = [
+        (["encode", os.fsdecode(b"a\xffb")], "TEXT: not valid UTF-8 (character 2 is an undecodable byte)"),
+        (
+            [*train, "-o", str(tmp_path / "t"), "--special", os.fsdecode(b"<\xff>")],
+            "--special: not valid UTF-8",
+        ),
+        (
+            [*train, "-o", str(tmp_path / "t"), "--regex", os.fsdecode(b"\xff+|\\S")],
+            "--regex: not valid UTF-8",
+        ),
+        ([*train, "-o", str(tmp_path / os.fsdecode(b"t\xff"))], "choose a UTF-8 file name"),
+    ]
+    for argv, message in cases:
+        result = subprocess.run(
+            [sys.executable, "-m", "tokenizer", *map(os.fsencode, argv)],
+            capture_output=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+        stderr = result.stderr.decode("utf-8", "replace")
+        assert result.returncode == 2 and message in stderr, (argv, stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["c.txt", odd.name])
+    assert json.loads(run_cli("encode", "--file", str(odd)).stdout) == [6151]

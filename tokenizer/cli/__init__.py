@@ -38,10 +38,40 @@ def _message(error: Exception) -> str:
     return str(error).rstrip()  # tiktoken's messages end in a newline
 
 
+# arguments that only name files to read: any name the file system allows works there. Every
+# other string (text, special tokens, regexes, output names, which end up in a .json) must be
+# UTF-8: Python hands undecodable argv bytes over as lone surrogates, which encode() turned
+# into U+FFFD without a word and a .json write refused with a codec error.
+INPUT_PATHS = {"file", "files", "inputs", "input", "codes", "counts", "held_out", "corpus", "tokenizer"}
+INPUT_PATHS |= {"a", "b", "base", "source"}
+
+
+def check_utf8_arguments(args: argparse.Namespace) -> None:
+    for dest, value in vars(args).items():
+        if dest in INPUT_PATHS:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if not isinstance(item, str):
+                continue
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as e:
+                name = dest.upper() if dest in ("text", "ids") else "--" + dest.replace("_", "-")
+                fix = (
+                    "choose a UTF-8 file name"
+                    if dest == "output"
+                    else "give UTF-8 text, or put it in a UTF-8 file"
+                )
+                raise ValueError(
+                    f"{name}: not valid UTF-8 (character {e.start + 1} is an undecodable byte); {fix}"
+                ) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; ValueError and OSError become `error: ...` on stderr and exit code 2."""
     args = build_parser().parse_args(argv)
     try:
+        check_utf8_arguments(args)
         return args.func(args)
     except (ValueError, OSError) as e:
         print(f"error: {_message(e)}", file=sys.stderr)
