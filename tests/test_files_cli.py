@@ -251,3 +251,21 @@ def test_arguments_that_are_not_utf8_are_refused(tmp_path):
         assert result.returncode == 2 and message in stderr, (argv, stderr)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["c.txt", odd.name])
     assert json.loads(run_cli("encode", "--file", str(odd)).stdout) == [6151]
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
+def test_a_file_that_fails_to_read_is_named(tmp_path):
+    """A read that fails (here EIO: /proc/self/mem, unreadable even for root) said only
+    "error: [Errno 5] Input/output error", naming no file."""
+    (tmp_path / "mem.json").symlink_to("/proc/self/mem")
+    cases = [
+        (["encode", "--file", "/proc/self/mem"], "/proc/self/mem: Input/output error"),
+        (["encode", "--tokenizer", str(tmp_path / "mem.json"), "hi"], "mem.json: Input/output error"),
+        (
+            ["train", "--counts", "/proc/self/mem", "-v", "300", "-q", "-o", str(tmp_path / "t")],
+            "/proc/self/mem: Input",
+        ),
+    ]
+    for argv, message in cases:
+        result = run_cli(*argv)
+        assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)

@@ -130,6 +130,14 @@ def write_tiktoken(path: str | os.PathLike, ranks: dict[bytes, int]) -> None:
     atomic_write_text(path, dump_tiktoken(ranks))
 
 
+def named_os_error(error: OSError, path: str | os.PathLike) -> OSError:
+    """The error, naming `path` if it names no file (a failed read() says only "[Errno 5]
+    Input/output error")."""
+    if error.filename is not None or error.errno is None:
+        return error
+    return OSError(error.errno, error.strerror, str(path))
+
+
 def read_bytes(path: str | os.PathLike) -> bytes:
     """A tokenizer file's bytes, its size checked before it is read.
 
@@ -144,8 +152,11 @@ def read_bytes(path: str | os.PathLike) -> bytes:
             f"{path}: not a regular file (a device, pipe or socket); give the tokenizer file itself"
         )
     check_size(path.stat().st_size, str(path))
-    with path.open("rb") as f:
-        data = f.read(MAX_FILE_BYTES + 1)
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise named_os_error(e, path) from None
     check_size(len(data), str(path))
     return data
 

@@ -15,7 +15,7 @@ import json
 import os
 from typing import Any
 
-from .formats import atomic_writer
+from .formats import atomic_writer, named_os_error
 from .patterns import NO_SPLIT, resolve_pattern
 
 COUNTS_FORMAT = "bpe-playground-counts"
@@ -138,6 +138,8 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
                 counts[item[0]] = counts.get(item[0], 0) + item[1]
     except (gzip.BadGzipFile, EOFError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: corrupt count table ({e})") from None
+    except OSError as e:
+        raise named_os_error(e, path) from None
     meta = {k: v for k, v in header.items() if k not in ("format", "version")}
     return counts, meta
 

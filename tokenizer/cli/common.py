@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..core import Tokenizer
 from ..encodings import get_encoding, list_encodings
+from ..formats import named_os_error
 from ..loading import load_file
 from ..regex_check import MAX_SAMPLE_CHARS
 
@@ -46,7 +47,10 @@ def read_utf8(path: str | Path) -> str:
         # /dev/zero or /dev/urandom never end: reading one filled the memory. A pipe (a FIFO,
         # bash's <(...)) is read: it ends when its writer does.
         raise ValueError(f"{path}: is a device, not a text file; give a file, or '-' for stdin")
-    data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
+    try:
+        data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
+    except OSError as e:
+        raise named_os_error(e, "stdin" if str(path) == "-" else path) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
