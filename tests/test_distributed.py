@@ -320,6 +320,28 @@ def test_scheduler_unreachable_or_without_workers_is_a_clear_error(monkeypatch):
             count_chunks_dask([TAYLOR], "gpt4", empty.scheduler_address)
 
 
+def test_an_address_that_is_not_a_scheduler_is_a_clear_error():
+    """Something else answering there (here an HTTP 403, as a proxy sends): Dask read the reply
+    as a frame length, tried to allocate 3 EiB and the CLI printed a MemoryError traceback."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer() -> None:
+        with server:
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    with pytest.raises(DistributedCountError, match=rf"127.0.0.1:{port} did not answer as a Dask scheduler"):
+        count_chunks_dask([TAYLOR], "gpt4", f"tcp://127.0.0.1:{port}")
+    thread.join(5)
+
+
 def test_partial_tables_are_merged_while_ranges_are_still_being_counted(client):
     """Memory bound: merges outrank leaves, so partial tables are folded as they come. Counted
     from the task stream: at no time are more than a few counted ranges waiting for their merge

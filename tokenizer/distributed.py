@@ -319,6 +319,13 @@ def _connect(scheduler: Any, workers: int | None):
         client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
     except OSError as e:
         raise DistributedCountError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
+    except (MemoryError, ValueError, TypeError, EOFError) as e:
+        # Something else answered there: Dask read an HTTP reply's first bytes as a frame
+        # length and tried to allocate 3 EiB (a MemoryError traceback).
+        raise DistributedCountError(
+            f"{scheduler} did not answer as a Dask scheduler ({type(e).__name__}): give the address "
+            "`dask scheduler` prints, such as tcp://HOST:8786"
+        ) from None
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT_S)
     except (TimeoutError, OSError):
