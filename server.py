@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import signal
+import socket
 import sys
 
 from playground import create_app
@@ -31,14 +33,27 @@ def main(argv: list[str] | None = None) -> int:
     allowed = list(args.allow_host)
     if args.host not in (*LOOPBACK, *ANY_ADDRESS):
         allowed.append(f"[{args.host}]" if ":" in args.host else args.host)
-    app = create_app(
-        {
-            "DATA_DIR": args.data_dir,
-            "WEB_DIR": args.web_dir,
-            "ALLOWED_HOSTS": allowed,
-            "JOB_TIME_LIMIT": args.job_time_limit,
-        }
-    )
+    try:
+        socket.getaddrinfo(args.host, args.port)  # werkzeug prints a bare reason and exits 1
+    except (OSError, UnicodeError) as e:
+        print(
+            f"error: cannot listen on {args.host}: {getattr(e, 'strerror', None) or e}; give an "
+            "address of this machine (127.0.0.1, the default; 0.0.0.0 for every interface)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        app = create_app(
+            {
+                "DATA_DIR": args.data_dir,
+                "WEB_DIR": args.web_dir,
+                "ALLOWED_HOSTS": allowed,
+                "JOB_TIME_LIMIT": args.job_time_limit,
+            }
+        )
+    except OSError as e:  # the data folder cannot be made (a file is in the way, a read-only disk)
+        print(f"error: --data-dir {args.data_dir}: {e.strerror or e}; give a folder", file=sys.stderr)
+        return 2
     try:
         server = make_server(args.host, args.port, app, threaded=True)
     except OSError as e:
@@ -72,12 +87,33 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _port(value: str) -> int:
+    """0..65535: socket.bind() takes 99999 as 99999 % 65536 (34463) without a word."""
+    try:
+        port = int(value)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port: give 0 to 65535 (0 picks a free one)")
+    return port
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return seconds
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description="BPE Playground: the page + a local training server")
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
     )
-    parser.add_argument("--port", type=int, default=5000, help="port (default 5000; 0 picks a free one)")
+    parser.add_argument("--port", type=_port, default=5000, help="port (default 5000; 0 picks a free one)")
     parser.add_argument("--data-dir", default=str(DEFAULTS["DATA_DIR"]), help="where trained tokenizers live")
     parser.add_argument(
         "--web-dir", default=str(DEFAULTS["WEB_DIR"]), help="the built page (default web/dist)"
@@ -91,7 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--job-time-limit",
-        type=float,
+        type=_seconds,
         default=DEFAULTS["JOB_TIME_LIMIT"],
         metavar="SECONDS",
         help=f"stop a training job after this long (default {DEFAULTS['JOB_TIME_LIMIT']:g})",

@@ -89,3 +89,28 @@ def test_cli_prints_url_and_sigterm_cancels_jobs(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--port", "99999"], "'99999' is not a port: give 0 to 65535"),  # bound 34463 without a word
+        (["--port", "-1"], "'-1' is not a port"),  # an OverflowError traceback
+        (["--job-time-limit", "-1"], "'-1' is not a positive number of seconds"),  # a ValueError traceback
+        (["--job-time-limit", "nan"], "'nan' is not a positive number of seconds"),
+    ],
+)
+def test_bad_arguments_are_usage_errors(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        server.main(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_data_dir_or_host_that_cannot_be_used_exits_2_naming_it(tmp_path, capsys):
+    """A file as --data-dir gave a FileExistsError traceback; an unknown --host a bare 'Name or
+    service not known' and exit 1 (werkzeug's)."""
+    (tmp_path / "afile").write_text("x")
+    assert server.main(["--port", "0", "--data-dir", str(tmp_path / "afile")]) == 2
+    assert f"--data-dir {tmp_path / 'afile'}: File exists; give a folder" in capsys.readouterr().err
+    assert server.main(["--port", "0", "--host", "999.1.1.1", "--data-dir", str(tmp_path / "d")]) == 2
+    assert "cannot listen on 999.1.1.1: " in capsys.readouterr().err
