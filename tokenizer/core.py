@@ -484,7 +484,7 @@ class Tokenizer:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "format": "bpe-playground",
+            "format": formats.FORMAT_NAME,
             "version": formats.FORMAT_VERSION,
             "name": self.name,
             "pattern": self.pattern,

@@ -33,6 +33,7 @@ from .validate import (
     parse_json,
 )
 
+FORMAT_NAME = "bpe-playground"  # our .json's "format"
 FORMAT_VERSION = 1
 MINBPE_MAGIC = "minbpe v1"  # line 1 of every .model file minbpe writes
 _RANK_DIGITS = len(str(MAX_ID))  # a longer rank is out of range before int() parses it

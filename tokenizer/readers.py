@@ -131,6 +131,7 @@ def saved_json_parts(
     meta: dict[str, Any], ranks: dict[bytes, int] | None, source: str, *, tiktoken_source: str = ".tiktoken"
 ) -> TokenizerParts:
     """Our STEM.json (+ the ranks of STEM.tiktoken), every field checked."""
+    _check_format(meta, source)
     name = check_type(meta.get("name", "custom"), str, source, "name", "a string")
     pattern = _saved_pattern(meta, source)
     special = check_special_tokens(meta.get("special_tokens"), source)
@@ -176,6 +177,27 @@ def _saved_preparation(value: Any, source: str) -> Preparation | None:
         return Preparation(tuple(normalizers), value.get("prefix_space"), tuple(pre_splits)) or None
     except (ValueError, TypeError) as e:
         raise TokenizerFileError(f"{source}: preparation: {e}") from None
+
+
+def _check_format(meta: dict[str, Any], source: str) -> None:
+    """ "format" and "version", when there (files of early versions lack them): another format,
+    or a later version whose fields may mean something else, is refused, not read as ours."""
+    kind, version = meta.get("format", formats.FORMAT_NAME), meta.get("version", formats.FORMAT_VERSION)
+    if kind != formats.FORMAT_NAME:
+        raise TokenizerFileError(
+            f"{source}: key 'format' is {_short_value(kind)}, not {formats.FORMAT_NAME!r}: not a file "
+            "this library wrote (a Hugging Face tokenizer.json has a 'model' key instead)"
+        )
+    if type(version) is not int or not 1 <= version <= formats.FORMAT_VERSION:
+        raise TokenizerFileError(
+            f"{source}: format version {_short_value(version)} is not one this version reads (1 to "
+            f"{formats.FORMAT_VERSION}); a newer bpe-playground wrote it: upgrade, or save it again there"
+        )
+
+
+def _short_value(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def _saved_pattern(meta: dict[str, Any], source: str) -> str:
