@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from itertools import pairwise
 from pathlib import Path
@@ -286,3 +287,18 @@ def test_cli_errors(tmp_path, capsys):
     f.write_text("zz")
     assert cli_main(["extend", "gpt2", str(f), "--add", "3", "-q", "-o", str(tmp_path / "x")]) == 0
     assert "stopped early" in capsys.readouterr().err
+
+
+def test_new_ids_past_the_largest_a_file_holds_are_refused(tmp_path):
+    """A base whose last rank is 2**31 - 1 (legal) was extended to ids 2**31, ...: the result was
+    saved, then refused by the loader ("rank 2147483648 is out of range")."""
+    from tokenizer.formats import parse_tiktoken
+    from tokenizer.validate import MAX_ID
+
+    ranks = {bytes([i]): i for i in range(256)} | {b"he": MAX_ID - 1}
+    base = Tokenizer(
+        parse_tiktoken("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()))
+    )
+    assert base.n_vocab == MAX_ID
+    with pytest.raises(ValueError, match="3 new ids would pass 2,147,483,647, .* add at most 0"):
+        extend(base, "hello hello hello", 3)

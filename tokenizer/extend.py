@@ -52,6 +52,7 @@ from .core import Tokenizer
 from .counting import count_chunks
 from .progress import Progress, Ticker
 from .train import _check_rule
+from .validate import MAX_ID
 
 Pair = tuple[int, int]
 MAX_ADD = 1 << 20  # new tokens per call; far beyond any vocabulary in use
@@ -283,6 +284,11 @@ def extend(
     _check_rule(tie_break, min_frequency)
     if not isinstance(add, int) or isinstance(add, bool) or not 0 <= add <= MAX_ADD:
         raise ValueError(f"add must be an integer from 0 to {MAX_ADD}, got {add!r}")
+    if base.n_vocab + add > MAX_ID:  # else the result is written, then refused by every loader
+        raise ValueError(
+            f"{base.name}'s ids go up to {base.n_vocab - 1:,}; {add:,} new ids would pass "
+            f"{MAX_ID - 1:,}, the largest a tokenizer file holds: add at most {max(MAX_ID - base.n_vocab, 0):,}"
+        )
     t0 = time.perf_counter()
     chunk_counts, stats = count_chunks(corpus, base.pattern, workers=workers, progress=progress)
     t1 = time.perf_counter()
