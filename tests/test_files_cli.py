@@ -158,7 +158,15 @@ def test_cli_encode_decode_split_list(tmp_path):
 def test_cli_errors_exit_2_on_stderr(tmp_path):
     (tmp_path / "bad.txt").write_bytes(b"ok \xff\xfe")
     result = run_cli("encode", "--file", str(tmp_path / "bad.txt"))
-    assert result.returncode == 2 and "not valid UTF-8 at byte offset 3" in result.stderr
+    assert (
+        result.returncode == 2
+        and "not valid UTF-8 at byte offset 3 (FF FE); convert it to UTF-8" in result.stderr
+    )
+    (tmp_path / "utf16.txt").write_bytes("hello".encode("utf-16"))  # said only "at byte offset 0"
+    for argv in (["encode", "--file"], ["train", "-v", "300", "-q", "-o", str(tmp_path / "t")]):
+        result = run_cli(*argv, str(tmp_path / "utf16.txt"))
+        assert result.returncode == 2 and "byte offset 0 (FF FE 68 00)" in result.stderr
+        assert "UTF-16's byte-order mark: iconv -f UTF-16 -t UTF-8" in result.stderr
     result = run_cli("encode", "<|endoftext|>")
     assert result.returncode == 2 and "disallowed special token" in result.stderr
     assert json.loads(run_cli("encode", "--allow-special", "<|endoftext|>").stdout) == [100257]

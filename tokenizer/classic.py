@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .formats import atomic_write_text
+from .streaming import not_utf8
 
 END_OF_WORD = "</w>"
 CODES_HEADER = "#version: 0.2"
@@ -293,7 +294,7 @@ def read_codes(path: str | Path) -> list[Pair]:
     try:
         return parse_codes(data.decode("utf-8"), str(path))
     except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not valid UTF-8 at byte offset {e.start}") from None
+        raise not_utf8(path, e.start, data[e.start : e.start + 4]) from None
 
 
 # ----- applying ----------------------------------------------------------------------------

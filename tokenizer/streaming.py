@@ -62,6 +62,17 @@ def check_workers(workers: object) -> None:
 # ----- inputs -------------------------------------------------------------------------------
 
 
+def not_utf8(where: object, offset: int, bad: bytes) -> ValueError:
+    """The error for text that is not UTF-8: where, the offset and bytes, and the fix."""
+    shown = bad[:4].hex(" ").upper()
+    hint = ""
+    if offset == 0 and bad[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        hint = " (it starts with UTF-16's byte-order mark: iconv -f UTF-16 -t UTF-8)"
+    return ValueError(
+        f"{where}: not valid UTF-8 at byte offset {offset} ({shown}); convert it to UTF-8 first{hint}"
+    )
+
+
 def check_corpus_file(path: Path) -> Path:
     """`path` if it is a regular file (symlinks followed), else an error saying what it is."""
     if path.is_file():
@@ -173,7 +184,7 @@ def decoded_blocks(
             try:
                 text = data[:cut].decode("utf-8")
             except UnicodeDecodeError as e:
-                raise ValueError(f"{path}: not valid UTF-8 at byte offset {pos + e.start}") from None
+                raise not_utf8(path, pos + e.start, data[e.start : e.start + 4]) from None
             pending = data[cut:]
             pos += cut
             yield text, cut

@@ -13,6 +13,7 @@ from ..encodings import get_encoding, list_encodings
 from ..formats import named_os_error
 from ..loading import load_file
 from ..regex_check import MAX_SAMPLE_CHARS
+from ..streaming import not_utf8
 
 DEFAULT_ENCODING = "cl100k_base"
 DEFAULT_PATTERN = "gpt4"  # as train() and count_chunks()
@@ -55,7 +56,7 @@ def read_utf8(path: str | Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         where = "stdin" if str(path) == "-" else path
-        raise ValueError(f"{where}: not valid UTF-8 at byte offset {e.start}") from None
+        raise not_utf8(where, e.start, data[e.start : e.start + 4]) from None
 
 
 def _is_device(path: Path) -> bool:
