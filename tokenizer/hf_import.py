@@ -52,6 +52,7 @@ from typing import Any, NamedTuple
 from .hf_conventions import bytes_to_unicode, regex_from_oniguruma
 from .patterns import NO_SPLIT, PATTERNS
 from .preparation import CHUNK, NORMALIZATIONS, SEGMENT, Preparation, changed_char, unicode_checked
+from .regex_check import check_hf_split_regex
 from .validate import TokenizerFileError, check_id, check_special_count, check_type
 
 IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing", "BertProcessing")
@@ -175,6 +176,10 @@ def _split_pattern(step: Any, source: str) -> str:
     spec = step.get("pattern")
     if isinstance(spec, dict) and isinstance(spec.get("Regex"), str) and spec["Regex"]:
         regex = regex_from_oniguruma(spec["Regex"])
+        try:
+            check_hf_split_regex(regex)
+        except ValueError as e:
+            raise TokenizerFileError(f"{source}: pre_tokenizer Split: {e}") from None
     elif isinstance(spec, dict) and isinstance(spec.get("String"), str) and spec["String"]:
         regex = re.escape(spec["String"])
     else:

@@ -96,6 +96,25 @@ def check_split_regex(source: str, *, sample: str | None = None) -> list[str]:
     return _coverage_warnings(splitter, sample[:MAX_SAMPLE_CHARS], source)
 
 
+def check_hf_split_regex(source: str) -> None:
+    """A Hugging Face Split's regex, before it is wrapped into a split pattern: bounded (length,
+    nesting, counted repeats), valid on its own (wrapped, "[abc" hid inside a longer class),
+    never empty, and without capturing groups (our findall would return the groups: a crash).
+    ValueError saying what and how to fix."""
+    if len(source) > MAX_REGEX_CHARS:
+        raise ValueError(
+            f"the regex is {len(source):,} characters long; at most {MAX_REGEX_CHARS:,} are read"
+        )
+    _check_size(source)
+    splitter = _compile(f"(?:{source})")
+    groups = _capturing_groups(f"(?:{source})", splitter)
+    if groups:
+        raise ValueError(
+            f"the regex {_short(source)} has {groups} capturing group{'s' if groups > 1 else ''}, "
+            "which our split does not reproduce; make them non-capturing, (?:...)"
+        )
+
+
 def check_backtracking(source: str) -> None:
     """Only the catastrophic-backtracking probe (for a pattern read from a Hugging Face
     tokenizer.json, whose own rules differ from a split regex's: its Split keeps whole matches
