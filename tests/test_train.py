@@ -98,6 +98,20 @@ def test_first_stays_exact_when_tracked_pairs_run_out(monkeypatch):
     assert got.merges == reference_merges(counts.items(), 256 + 300, "first", 2)
 
 
+def test_big_inputs_track_more_pairs_with_the_same_merges(monkeypatch):
+    """From LARGE_WORDS words on, LARGE_PAIR_BUDGET pairs are tracked (fewer recounts): the
+    merges stay the reference's, and the bigger budget recounts less."""
+    counts = Counter(chunks_of(corpus("taylorswift.txt"), "gpt4"))
+    monkeypatch.setattr(heap_module, "PAIR_BUDGET", 16)
+    monkeypatch.setattr(heap_module, "LARGE_PAIR_BUDGET", 64)
+    want = reference_merges(counts.items(), 256 + 300, "first", 2)
+    small = learn_merges(counts, 300, min_frequency=2)
+    monkeypatch.setattr(heap_module, "LARGE_WORDS", 100)  # every input is big
+    large = learn_merges(counts, 300, min_frequency=2)
+    assert small.merges == large.merges == want
+    assert small.recounts > large.recounts > 0
+
+
 @pytest.mark.parametrize("narrow", [0, 1 << 16])
 def test_numpy_reads_every_id_as_its_code_point(monkeypatch, narrow):
     """16-bit codes while ids fit (lone surrogates are ids too), 32-bit past that: the same merges."""
