@@ -26,7 +26,7 @@ from . import formats
 from .hf_import import parse_hf
 from .patterns import NO_SPLIT, PATTERNS, is_named
 from .preparation import Preparation
-from .regex_check import check_backtracking, check_split_regex
+from .regex_check import check_backtracking, check_pre_split, check_split_regex
 from .validate import TokenizerFileError, check_disjoint, check_merges, check_special_tokens, check_type
 
 SAVED_SUFFIXES = (".json", ".tiktoken")
@@ -173,6 +173,12 @@ def _saved_preparation(value: Any, source: str) -> Preparation | None:
     check_type(value, dict, source, "preparation", 'an object {"normalizers": [...], "prefix_space": ...}')
     normalizers = check_type(value.get("normalizers", []), list, source, "preparation.normalizers", "a list")
     pre_splits = check_type(value.get("pre_splits", []), list, source, "preparation.pre_splits", "a list")
+    for i, pattern in enumerate(pre_splits):
+        if isinstance(pattern, str) and pattern != NO_SPLIT and not is_named(pattern):
+            try:
+                check_pre_split(pattern)
+            except ValueError as e:
+                raise TokenizerFileError(f"{source}: preparation.pre_splits[{i}]: {e}") from None
     try:
         return Preparation(tuple(normalizers), value.get("prefix_space"), tuple(pre_splits)) or None
     except (ValueError, TypeError) as e:

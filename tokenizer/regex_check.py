@@ -115,6 +115,25 @@ def check_hf_split_regex(source: str) -> None:
         )
 
 
+def check_pre_split(source: str) -> None:
+    """A pre-split read from our .json (preparation.pre_splits: mostly a HF Split's regex as
+    hf_import wraps it, up to twice a regex's length): every check of a split regex but the
+    length. A capturing group dropped the text outside it; deep or huge ones crashed or hung."""
+    if len(source) > 3 * MAX_REGEX_CHARS:
+        raise ValueError(
+            f"the pattern is {len(source):,} characters long; at most {3 * MAX_REGEX_CHARS:,} are read"
+        )
+    _check_size(source)
+    splitter = _compile(source)
+    groups = _capturing_groups(source, splitter)
+    if groups:
+        raise ValueError(
+            f"the pattern {_short(source)} has {groups} capturing group{'s' if groups > 1 else ''}: the "
+            "split would keep only the groups' text; make them non-capturing, (?:...)"
+        )
+    _check_backtracking(source, splitter)
+
+
 def check_backtracking(source: str) -> None:
     """Only the catastrophic-backtracking probe (for a pattern read from a Hugging Face
     tokenizer.json, whose own rules differ from a split regex's: its Split keeps whole matches
