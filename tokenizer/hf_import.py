@@ -249,8 +249,13 @@ def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> dict[
     to_byte = {ch: b for b, ch in bytes_to_unicode().items()}
     special_ids = {token_id: token for token, token_id in special.items()}
     ranks: dict[bytes, int] = {}
+    owner: dict[int, str] = {}  # id -> the vocab token that has it
     for token, rank in model["vocab"].items():
         check_id(rank, f"{source}: model.vocab[{token!r}]")
+        if owner.setdefault(rank, token) != token:  # else decode(id) picked one of them silently
+            raise TokenizerFileError(
+                f"{source}: model.vocab gives {owner[rank]!r} and {token!r} the same id {rank}; give each its own"
+            )
         if token in special:
             if special[token] != rank:
                 raise TokenizerFileError(
