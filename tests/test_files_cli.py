@@ -277,3 +277,14 @@ def test_a_file_that_fails_to_read_is_named(tmp_path):
     for argv, message in cases:
         result = run_cli(*argv)
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
+
+
+def test_a_tokenizer_argument_that_names_no_file(capsys):
+    """--tokenizer '' used cl100k_base without a word; '', '.' and '/' elsewhere said
+    "PosixPath('.') has an empty name"."""
+    from tokenizer.cli import main
+
+    for argv in (["encode", "--tokenizer", "", "hi"], ["audit", ""], ["audit", "."], ["diff", "/", "gpt2"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "names no tokenizer file: give a saved tokenizer (STEM" in err, (argv, err)

@@ -26,6 +26,7 @@ from .readers import MINBPE_SUFFIX, SAVED_SUFFIXES
 
 def load_any(spec: str) -> Tokenizer:
     """The tokenizer `spec` names (see the module docstring)."""
+    readers.check_names_a_file(spec)
     path = Path(spec)
     saved = [path, path.with_name(path.name + ".json"), path.with_name(path.name + ".tiktoken")]
     if spec in list_encodings() and not any(p.exists() for p in saved):

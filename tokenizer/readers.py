@@ -57,6 +57,7 @@ class TokenizerParts:
 
 def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerParts:
     """A tokenizer's file(s); `pattern` is the split of a bare `.tiktoken` file."""
+    check_names_a_file(path)
     path = Path(path)
     if path.suffix == MINBPE_SUFFIX:
         return minbpe_parts(formats.decode_utf8(formats.read_bytes(path), str(path)), str(path))
@@ -75,6 +76,16 @@ def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerPar
         pattern = _file_pattern(pattern, str(tiktoken_path), "its split pattern")  # a custom one is checked
         return TokenizerParts(str(tiktoken_path), stem.name, pattern, {}, ranks=ranks)
     return saved_json_parts(meta, ranks, str(json_path), tiktoken_source=str(tiktoken_path))
+
+
+def check_names_a_file(spec: str | os.PathLike) -> None:
+    """'' , '.', '/' or 'folder/' name no file (Path('.').with_name said "PosixPath('.') has an
+    empty name")."""
+    if not str(spec).strip() or str(spec).endswith(("/", os.sep)) or Path(spec).name in ("", ".", ".."):
+        raise TokenizerFileError(
+            f"{str(spec)!r} names no tokenizer file: give a saved tokenizer (STEM, STEM.json, "
+            "STEM.tiktoken), a minbpe .model or a Hugging Face tokenizer.json"
+        )
 
 
 def read_texts(

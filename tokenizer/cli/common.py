@@ -35,7 +35,7 @@ def add_tokenizer_choice(parser: argparse.ArgumentParser) -> None:
 
 
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
-    if args.tokenizer:
+    if args.tokenizer is not None:  # '' is an error, not the default encoding
         return load_file(args.tokenizer)
     return get_encoding(args.encoding or DEFAULT_ENCODING)
 
