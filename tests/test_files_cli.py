@@ -284,7 +284,34 @@ def test_a_tokenizer_argument_that_names_no_file(capsys):
     "PosixPath('.') has an empty name"."""
     from tokenizer.cli import main
 
-    for argv in (["encode", "--tokenizer", "", "hi"], ["audit", ""], ["audit", "."], ["diff", "/", "gpt2"]):
+    for argv in (["audit", "."], ["diff", "/", "gpt2"]):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert "names no tokenizer file: give a saved tokenizer (STEM" in err, (argv, err)
+    with pytest.raises(ValueError, match="'' names no tokenizer file"):
+        load_file("")
+
+
+def test_empty_file_arguments_are_refused(tmp_path, capsys):
+    """'' as a file was "'': is a directory" (the current folder), and an empty --counts,
+    --held-out or --tokenizer was taken as not given: --held-out '' skipped its report,
+    --tokenizer '' encoded with cl100k_base."""
+    from tokenizer.cli import main
+
+    (tmp_path / "c.txt").write_text(TEXT, encoding="utf-8")
+    corpus, out = str(tmp_path / "c.txt"), str(tmp_path / "out")
+    cases = [
+        (["encode", "--file", "", "x"], "--file: '' is empty; give a file name"),
+        (["encode", "--tokenizer", "", "hi"], "--tokenizer: '' is empty"),
+        (["train", "", "-v", "300", "-q", "-o", out], "FILES: '' is empty"),
+        (["train", "--counts", "", "-v", "300", "-q", "-o", out], "--counts: '' is empty"),
+        (
+            ["extend", "gpt2", corpus, "--add", "1", "-q", "-o", out, "--held-out", ""],
+            "--held-out: '' is empty",
+        ),
+        (["count", corpus, "-q", "-o", out, "--scheduler", ""], "--scheduler: '' is empty; give an address"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]

@@ -44,19 +44,27 @@ def _message(error: Exception) -> str:
 # into U+FFFD without a word and a .json write refused with a codec error.
 INPUT_PATHS = {"file", "files", "inputs", "input", "codes", "counts", "held_out", "corpus", "tokenizer"}
 INPUT_PATHS |= {"a", "b", "base", "source"}
+POSITIONAL = {"text", "ids", "files", "inputs", "input", "a", "b", "base", "source"}
+# never empty: '' as a file was "'' is a directory" (the current folder), and an empty
+# --counts, --held-out or --scheduler was taken as not given
+NOT_EMPTY = INPUT_PATHS | {"scheduler"}
 
 
-def check_utf8_arguments(args: argparse.Namespace) -> None:
+def check_arguments(args: argparse.Namespace) -> None:
+    """Strings must be UTF-8 (but input paths) and names of files or addresses not empty."""
     for dest, value in vars(args).items():
-        if dest in INPUT_PATHS:
-            continue
         for item in value if isinstance(value, list) else [value]:
             if not isinstance(item, str):
+                continue
+            name = dest.upper() if dest in POSITIONAL else "--" + dest.replace("_", "-")
+            if dest in NOT_EMPTY and not item.strip():
+                what = "an address such as tcp://HOST:8786" if dest == "scheduler" else "a file name"
+                raise ValueError(f"{name}: {item!r} is empty; give {what}")
+            if dest in INPUT_PATHS:
                 continue
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError as e:
-                name = dest.upper() if dest in ("text", "ids") else "--" + dest.replace("_", "-")
                 fix = (
                     "choose a UTF-8 file name"
                     if dest == "output"
@@ -71,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; ValueError and OSError become `error: ...` on stderr and exit code 2."""
     args = build_parser().parse_args(argv)
     try:
-        check_utf8_arguments(args)
+        check_arguments(args)
         return args.func(args)
     except (ValueError, OSError) as e:
         print(f"error: {_message(e)}", file=sys.stderr)
