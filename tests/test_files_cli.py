@@ -189,6 +189,10 @@ def test_devices_and_pipes_are_refused_not_read(tmp_path):
     out = str(tmp_path / "out")
     cases = [
         (["encode", "--file", "/dev/zero"], "/dev/zero: is a device, not a text file"),
+        (
+            ["encode", "--file", str(tmp_path / "pipe.json")],
+            "pipe.json: is a named pipe (FIFO), not a text file",
+        ),
         (["stats", "/dev/zero", "-t", "gpt2"], "/dev/zero: is a device, not a text file"),
         (["encode", "--tokenizer", str(tmp_path / "pipe"), "hi"], "pipe.json: not a regular file"),
         (["train", "/dev/zero", "-v", "300", "-q", "-o", out], "/dev/zero: not a regular file"),
@@ -201,6 +205,7 @@ def test_devices_and_pipes_are_refused_not_read(tmp_path):
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
         assert "Traceback" not in result.stderr
     assert run_cli("encode", "--file", "-", stdin="hi").stdout == "[6151]\n"  # stdin still works
+    assert run_cli("encode", "--file", "/dev/stdin", stdin="hi").stdout == "[6151]\n"  # a pipe, as <(...)
 
 
 def test_the_pattern_of_a_bare_tiktoken_is_checked(tmp_path, capsys):

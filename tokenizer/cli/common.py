@@ -44,10 +44,9 @@ def read_utf8(path: str | Path) -> str:
     """A file's text ('-' for stdin), or ValueError naming the first byte that is not UTF-8."""
     if str(path) != "-" and Path(path).is_dir():
         raise ValueError(f"{path}: is a directory, not a text file")
-    if str(path) != "-" and _is_device(Path(path)):
-        # /dev/zero or /dev/urandom never end: reading one filled the memory. A pipe (a FIFO,
-        # bash's <(...)) is read: it ends when its writer does.
-        raise ValueError(f"{path}: is a device, not a text file; give a file, or '-' for stdin")
+    what = None if str(path) == "-" else _not_a_text_file(Path(path))
+    if what:
+        raise ValueError(f"{path}: {what}; give a file, or '-' for stdin")
     try:
         data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
     except OSError as e:
@@ -59,12 +58,25 @@ def read_utf8(path: str | Path) -> str:
         raise not_utf8(where, e.start, data[e.start : e.start + 4]) from None
 
 
-def _is_device(path: Path) -> bool:
+# where the shell's anonymous pipes appear (bash's <(...), /dev/stdin): read, they end when
+# their writer does
+ANONYMOUS_PIPES = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
+
+
+def _not_a_text_file(path: Path) -> str | None:
+    """What `path` is when reading it would never end: /dev/zero or /dev/urandom (reading one
+    filled the memory), a named pipe that no one writes to (blocked for ever)."""
     try:
         mode = path.stat().st_mode
     except OSError:
-        return False  # read_bytes says what is wrong (missing, unreadable)
-    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        return None  # read_bytes says what is wrong (missing, unreadable)
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a text file"
+    if stat.S_ISFIFO(mode) and not str(path).startswith(ANONYMOUS_PIPES):
+        return "is a named pipe (FIFO), not a text file: reading it waits for a writer that may never come"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a text file"
+    return None
 
 
 def check_output(out: str, *, stem: bool = False) -> Path:
