@@ -353,3 +353,28 @@ def test_batch_merge_hook_gets_the_new_short_chunks_and_may_decline(decline, mon
     counted = _fresh("cl100k_base")
     counted.batch_merge = _RecordingMerge(counted.mergeable_ranks, decline=decline)
     assert count_tokens(counted, text) == len(tiktoken_reference("cl100k_base").encode_ordinary(text))
+
+
+def test_very_long_tokens_build_the_pair_table_in_linear_time():
+    """A tokenizer trained on a run of one letter has tokens of 2, 4, ... 2**23 'a's; trying every
+    cut of each (a slice per cut) never finished, so encoding any long text with it hung."""
+    import time
+
+    doubling = [(97, 97)] + [(256 + i, 256 + i) for i in range(19)]  # longest: 2**20 bytes
+    ranks = Tokenizer.from_merges(doubling).mergeable_ranks
+    started = time.perf_counter()
+    keys, values = _batch._long_splits(np, ranks, 1 << 20)
+    assert time.perf_counter() - started < 2.0
+    longest = b"a" * 2**20
+    assert ranks[longest] in values.tolist()
+    # the same splits as trying every cut, where that is affordable
+    short = {t: r for t, r in ranks.items() if len(t) <= 4096}
+    every = [
+        (short[t[:k]] * (1 << 20) + short[t[k:]], r)
+        for t, r in short.items()
+        if len(t) > _batch.MATRIX_WIDTH
+        for k in range(1, len(t))
+        if t[:k] in short and t[k:] in short
+    ]
+    keys, values = _batch._long_splits(np, short, 1 << 20)
+    assert list(zip(keys.tolist(), values.tolist(), strict=True)) == every

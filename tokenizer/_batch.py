@@ -39,6 +39,7 @@ TABLE_MAX_RANKS = 1 << 19  # tokens above which no pair table is built (its memo
 BATCH_BYTES = 1 << 20  # bytes of chunks merged in one batch (1 MB: its arrays stay near 100 MB)
 SHORT_KEY = 7  # bytes; tokens up to this long are looked up as integers, longer ones as fixed-width strings
 MATRIX_WIDTH = 32  # bytes; tokens up to this long are split with numpy, longer ones (few) in Python
+ALL_CUTS_MAX = 256  # bytes: longer tokens (none in the reference encodings) are cut at token lengths only
 _NO_RANK = 1 << 31  # "this pair is not a token": above every rank (ranks are below 2**31)
 _GOLDEN = 0x9E3779B97F4A7C15  # 2**64 / golden ratio, odd: spreads consecutive keys over the table
 PURE_PYTHON_ENV = "BPE_PURE_PYTHON"  # set to 1 to skip numpy (what the browser runs)
@@ -352,16 +353,31 @@ def _find(np: Any, table: tuple[Any, Any], query: Any) -> Any:
 
 
 def _long_splits(np: Any, ranks: dict[bytes, int], width: int) -> tuple[Any, Any]:
-    """The splits of the (few) tokens longer than MATRIX_WIDTH, in Python."""
+    """The splits of the (few) tokens longer than MATRIX_WIDTH, in Python.
+
+    A token longer than ALL_CUTS_MAX is cut only where both sides have the length of some
+    token: trying each of its cuts, each a slice of it, is quadratic in its length (a tokenizer
+    trained on a run of one letter, whose longest tokens are 8 MB, never finished this table)."""
     get = ranks.get
+    length_set: set[int] | None = None  # token lengths, built only if a very long token is there
+    lengths: list[int] = []
     keys, values = [], []
     for token, rank in ranks.items():
-        if len(token) > MATRIX_WIDTH:
-            for k in range(1, len(token)):
-                a, b = get(token[:k]), get(token[k:])
-                if a is not None and b is not None:
-                    keys.append(a * width + b)
-                    values.append(rank)
+        n = len(token)
+        if n <= MATRIX_WIDTH:
+            continue
+        if n <= ALL_CUTS_MAX:
+            cuts: Any = range(1, n)
+        else:
+            if length_set is None:
+                length_set = {len(t) for t in ranks}
+                lengths = sorted(length_set)
+            cuts = [k for k in lengths[: bisect_left(lengths, n)] if n - k in length_set]
+        for k in cuts:
+            a, b = get(token[:k]), get(token[k:])
+            if a is not None and b is not None:
+                keys.append(a * width + b)
+                values.append(rank)
     return np.array(keys, dtype=np.int64), np.array(values, dtype=np.int64)
 
 
