@@ -266,3 +266,18 @@ def test_formats_that_cannot_carry_a_preparation_refuse_and_say_why(training_tex
     assert main(["export", "--format", "minbpe", str(tmp_path / "prep"), "-o", str(out)]) == 2
     assert main(["export", "--format", "hf", str(tmp_path / "prep"), "-o", str(tmp_path / "t.json")]) == 2
     assert not out.exists() and not (tmp_path / "t.json").exists()
+
+
+def test_merges_of_very_long_tokens_are_found_in_linear_time():
+    """Tokens of 2, 4, ... 2**20 'a's (a run of one letter trains them): trying every cut of each
+    token, a slice per cut, never finished, so `export` hung."""
+    import time
+
+    from tokenizer.hf_export import merges_from_ranks
+
+    doubling = [(97, 97)] + [(256 + i, 256 + i) for i in range(19)]
+    ranks = Tokenizer.from_merges(doubling).mergeable_ranks
+    started = time.perf_counter()
+    merges = merges_from_ranks(ranks)
+    assert time.perf_counter() - started < 2.0
+    assert merges == [(b"a" * 2**j, b"a" * 2**j) for j in range(20)]  # halves: the only cuts into tokens

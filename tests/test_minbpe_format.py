@@ -105,3 +105,18 @@ def test_what_minbpe_cannot_hold_is_refused(tmp_path):
     tok = Tokenizer.from_merges([(104, 105)], "gpt4", {"<a b>": 300})
     with pytest.raises(ValueError, match="whitespace"):
         minbpe_text(tok)
+
+
+def test_merges_of_very_long_tokens_are_recovered_in_n_log_n():
+    """A bare rank table with tokens of 2, 4, ... 2**16 'a's: re-running BPE on each token with a
+    rescan after every merge is quadratic in its length, and export -f minbpe of a tokenizer
+    trained on a run of one letter (tokens of 8 MB) never finished."""
+    import time
+
+    from tokenizer.formats import recover_merges
+
+    doubling = [(97, 97)] + [(256 + i, 256 + i) for i in range(15)]
+    ranks = Tokenizer.from_merges(doubling).mergeable_ranks
+    started = time.perf_counter()
+    assert recover_merges(ranks) == doubling
+    assert time.perf_counter() - started < 5.0

@@ -23,6 +23,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ._bpe import _bpe_heap
 from .validate import (
     MAX_FILE_BYTES,
     MAX_ID,
@@ -211,6 +212,25 @@ def minbpe_text(tok: Any) -> str:
     return dump_minbpe(pattern, tok.special_tokens, merges)
 
 
+# bytes: a longer token's merge is recovered with the heap BPE; the loop below rescans every
+# pair after each merge, quadratic in the length (a run of one letter trains 8 MB tokens).
+LONG_TOKEN = 256
+
+
+class _RanksBelow:
+    """`ranks` with only the ranks below `limit` (for _bpe_heap, which reads .get and [])."""
+
+    def __init__(self, ranks: dict[bytes, int], limit: int) -> None:
+        self.ranks, self.limit = ranks, limit
+
+    def get(self, token: bytes, default: int | None = None) -> int | None:
+        rank = self.ranks.get(token)
+        return rank if rank is not None and rank < self.limit else default
+
+    def __getitem__(self, token: bytes) -> int:
+        return self.ranks[token]
+
+
 def recover_merges(ranks: dict[bytes, int], name: str = "tokenizer") -> list[tuple[int, int]]:
     """The merges of a rank table whose bytes are ids 0..255 and whose ranks run 0..n-1: token
     of rank r is the last merge of BPE on its bytes with the ranks below r (as minbpe's GPT-4
@@ -225,7 +245,10 @@ def recover_merges(ranks: dict[bytes, int], name: str = "tokenizer") -> list[tup
         )
     merges = []
     for rank, token in by_rank[256:]:
-        parts = [token[i : i + 1] for i in range(len(token))]
+        if len(token) > LONG_TOKEN:  # the same BPE in O(n log n): a heap, ranks below this one
+            parts = [by_rank[i][1] for i in _bpe_heap(token, _RanksBelow(ranks, rank))]
+        else:
+            parts = [token[i : i + 1] for i in range(len(token))]
         while len(parts) > 2:
             pairs = [(ranks.get(a + b, rank), i) for i, (a, b) in enumerate(pairwise(parts))]
             best, i = min(pairs)
