@@ -19,11 +19,10 @@ Each tracked pair keeps the ascending list of blocks that held it when it appear
 its occurrences appear at once: when its newer token is made). Blocks that lost the pair
 later are skipped when met, not removed.
 
-Only about PAIR_BUDGET pairs (LARGE_PAIR_BUDGET for big inputs) are tracked at a time: those
-counted at or above a floor. That is exact because counts never rise: a pair below the floor
-stays below it, so it cannot be the best while a tracked pair is left. When none is, every pair is counted
-again from the words (numpy, a batch at a time) and the floor drops. Without this, the
-millions of rare pairs of a big corpus would take most of the memory.
+Only about PAIR_BUDGET pairs (LARGE_PAIR_BUDGET on big inputs) are tracked: those counted at or
+above a floor. Exact, as counts never rise: a pair below the floor stays below it, so it cannot
+be the best while a tracked pair is left. When none is, every pair is counted again (numpy, a
+batch at a time) and the floor drops. Else a big corpus's millions of rare pairs take the memory.
 
 train.py checks the arguments and calls learn(); nothing else here is API.
 """
@@ -50,20 +49,14 @@ from .progress import Progress, Ticker
 # A merge runs through numpy (scan_bulk) when this many blocks still hold the pair; fewer go
 # word by word (scan): numpy's fixed cost, ~0.3 ms a merge, pays off from several hundred blocks.
 BULK_MIN_BLOCKS = 800  # 400 and 800 tie at 10 MB; 800 is ~6% faster at 100 MB, 250 and 1600 slower
-# Pairs tracked at once: more means fewer recounts (each counts every pair of every word) and
-# bigger block lists. Below LARGE_WORDS words PAIR_BUDGET, from it on LARGE_PAIR_BUDGET, measured
-# (merge phase, CPU s, 3 runs each): 10 MB mixed, 120k words: 16k 1.41-1.48, 32k 1.52-1.59 (and
-# +9 MB); 100 MB English, 340k words: a tie; the 100 MB mix, 623k words: 16k 7.3-7.7 (2 recounts),
-# 32k 6.9-7.1 (none); 413 MB, 2.4M words: 16k 35.4-37.5, 32k 32.0-32.5, 48k 32.6-34.7, and 32k
-# had the lowest peak (no recount).
-PAIR_BUDGET = 1 << 14
-LARGE_PAIR_BUDGET = 1 << 15
-LARGE_WORDS = 1 << 18
+# Pairs tracked at once (more: fewer recounts, longer block lists): PAIR_BUDGET below LARGE_WORDS
+# words, else LARGE_PAIR_BUDGET. Merge CPU, 32k vs 16k: 10 MB mixed (120k words) +7 %; 100 MB English
+# a tie; the 100 MB mix (623k) -5 %, no recount instead of 2; 413 MB (2.4M) -10 %, a lower peak.
+PAIR_BUDGET, LARGE_PAIR_BUDGET, LARGE_WORDS = 1 << 14, 1 << 15, 1 << 18
 # Heap entries are single ints, compared in C (tuples compare item by item, ~2x slower pops):
 # `lexical`: -count << PAIR_BITS | pair; `first`: -count << COUNT_SHIFT | word << WORD_SHIFT |
 # byte offset << PAIR_BITS | pair, where pair is the pair's key, left << SHIFT | right.
-PAIR_BITS = 2 * SHIFT
-PAIR_MASK = (1 << PAIR_BITS) - 1
+PAIR_BITS, PAIR_MASK = 2 * SHIFT, (1 << 2 * SHIFT) - 1
 OFF_BITS = 40  # bits of a word index and of a byte offset in a `first` key
 OFF_MASK = (1 << OFF_BITS) - 1
 WORD_SHIFT = PAIR_BITS + OFF_BITS
@@ -128,8 +121,8 @@ def _add(weights: dict[str, list[int]], k: str, c: int, b: int) -> None:
 
 @contextlib.contextmanager
 def _no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: the trainer makes no cycles, but millions of heap
-    tuples and lists, and full collections over them cost more than the merging itself."""
+    """Pause the cyclic GC: the trainer makes no cycles, but full collections over its millions
+    of lists cost more than the merging itself."""
     enabled = gc.isenabled()
     gc.disable()
     try:
