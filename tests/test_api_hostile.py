@@ -52,6 +52,13 @@ def multipart(fields: dict[str, bytes], boundary: str = "h0stile") -> tuple[byte
     return body + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
+def with_base_file(filename: str, data: bytes) -> tuple[bytes, str]:
+    """An extend request (add 10 merges to an uploaded base file, on GOOD text) as a multipart body."""
+    part = f'--h0stile\r\nContent-Disposition: form-data; name="base_file"; filename="{filename}"\r\n\r\n'
+    extra, content_type = multipart({"add": b"10", "text": GOOD})
+    return part.encode() + data + b"\r\n" + extra, content_type
+
+
 def send(client, body: bytes, content_type: str):
     """POST /api/train; returns (response, seconds). Asserts a JSON answer that is never a 500."""
     started = time.perf_counter()
@@ -220,13 +227,7 @@ def test_a_base_file_whose_split_backtracks_is_refused_at_submit(full):
     """A tokenizer.json whose Split regex is (?:a|a)+b|...: it loaded, and its job hung on the
     corpus until the time limit; the probe refuses it within the request's bound."""
     hf = (ROOT / "tests" / "data" / "hostile" / "files" / "hf-backtracking.json").read_bytes()
-    body = (
-        b'--h0stile\r\nContent-Disposition: form-data; name="base_file"; filename="tokenizer.json"\r\n\r\n'
-        + hf
-        + b"\r\n"
-    )
-    extra, content_type = multipart({"add": b"10", "text": GOOD})
-    resp, seconds = send(full, body + extra, content_type)
+    resp, seconds = send(full, *with_base_file("tokenizer.json", hf))
     assert_refused(resp, seconds, 400, "backtracks catastrophically")
     assert full.get("/api/jobs").get_json()["jobs"] == []
 
@@ -253,13 +254,7 @@ def test_a_base_file_whose_merges_double_a_token_is_refused_not_built(full):
     """41 merges of a token with itself (a 1 KB .json) describe a 2**41-byte token: building it
     ran the server out of memory; the lengths are added up before anything is built."""
     bomb = (ROOT / "tests" / "data" / "hostile" / "files" / "merge-bomb.json").read_bytes()
-    body = (
-        b'--h0stile\r\nContent-Disposition: form-data; name="base_file"; filename="bomb.json"\r\n\r\n'
-        + bomb
-        + b"\r\n"
-    )
-    extra, content_type = multipart({"add": b"10", "text": GOOD})
-    resp, seconds = send(full, body + extra, content_type)
+    resp, seconds = send(full, *with_base_file("bomb.json", bomb))
     assert_refused(resp, seconds, 400, "the tokens so far total over 256 MiB")
 
 

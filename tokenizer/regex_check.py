@@ -81,15 +81,7 @@ def check_split_regex(source: str, *, sample: str | None = None) -> list[str]:
             f"{source!r} is the name of a built-in pattern, not a regex: choose it by name, "
             f"or write (?:{source}) to match that literal text"
         )
-    _check_size(source)
-    splitter = _compile(source)
-    groups = _capturing_groups(source, splitter)
-    if groups:
-        raise ValueError(
-            f"the split regex has {groups} capturing group{'s' if groups > 1 else ''}: the split "
-            "would keep only the groups' text, not the whole match; make every group "
-            "non-capturing, (?:...) instead of (...) or (?P<name>...)"
-        )
+    splitter = _checked_splitter(source, "the split regex")
     _check_backtracking(source, splitter)
     if sample is None:
         return []
@@ -106,13 +98,7 @@ def check_hf_split_regex(source: str) -> None:
             f"the regex is {len(source):,} characters long; at most {MAX_REGEX_CHARS:,} are read"
         )
     _check_size(source)
-    splitter = _compile(f"(?:{source})")
-    groups = _capturing_groups(f"(?:{source})", splitter)
-    if groups:
-        raise ValueError(
-            f"the regex {_short(source)} has {groups} capturing group{'s' if groups > 1 else ''}, "
-            "which our split does not reproduce; make them non-capturing, (?:...)"
-        )
+    _checked_splitter(f"(?:{source})", f"the regex {_short(source)}")
 
 
 def check_pre_split(source: str) -> None:
@@ -123,15 +109,22 @@ def check_pre_split(source: str) -> None:
         raise ValueError(
             f"the pattern is {len(source):,} characters long; at most {3 * MAX_REGEX_CHARS:,} are read"
         )
+    _check_backtracking(source, _checked_splitter(source, f"the pattern {_short(source)}"))
+
+
+def _checked_splitter(source: str, what: str):
+    """The compiled regex, once its size is bounded and it has no capturing group (findall
+    would return the groups' text, not whole matches); `what` names it in the ValueError."""
     _check_size(source)
     splitter = _compile(source)
     groups = _capturing_groups(source, splitter)
     if groups:
         raise ValueError(
-            f"the pattern {_short(source)} has {groups} capturing group{'s' if groups > 1 else ''}: the "
-            "split would keep only the groups' text; make them non-capturing, (?:...)"
+            f"{what} has {groups} capturing group{'s' if groups > 1 else ''}: the split would keep "
+            "only the groups' text, not the whole match; make every group non-capturing, (?:...) "
+            "instead of (...) or (?P<name>...)"
         )
-    _check_backtracking(source, splitter)
+    return splitter
 
 
 def check_backtracking(source: str) -> None:
