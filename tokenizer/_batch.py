@@ -31,6 +31,8 @@ from bisect import bisect_left
 from itertools import accumulate
 from typing import Any
 
+from ._bpe import cuts_at_token_lengths
+
 BATCH_MIN_CHUNKS = 2_000  # new chunks below which numpy's per-call cost outweighs the batch
 TABLE_BYTES_PER_RANK = 3  # new chunk bytes per vocabulary entry from which building the table pays
 NARROW_SHARE = 2  # chunks whose byte values allow at most 1/2 of the tokens get a table of those alone
@@ -359,8 +361,7 @@ def _long_splits(np: Any, ranks: dict[bytes, int], width: int) -> tuple[Any, Any
     token: trying each of its cuts, each a slice of it, is quadratic in its length (a tokenizer
     trained on a run of one letter, whose longest tokens are 8 MB, never finished this table)."""
     get = ranks.get
-    length_set: set[int] | None = None  # token lengths, built only if a very long token is there
-    lengths: list[int] = []
+    long_cuts = None  # built only if a very long token is there
     keys, values = [], []
     for token, rank in ranks.items():
         n = len(token)
@@ -369,10 +370,8 @@ def _long_splits(np: Any, ranks: dict[bytes, int], width: int) -> tuple[Any, Any
         if n <= ALL_CUTS_MAX:
             cuts: Any = range(1, n)
         else:
-            if length_set is None:
-                length_set = {len(t) for t in ranks}
-                lengths = sorted(length_set)
-            cuts = [k for k in lengths[: bisect_left(lengths, n)] if n - k in length_set]
+            long_cuts = long_cuts or cuts_at_token_lengths(ranks)
+            cuts = long_cuts(n)
         for k in cuts:
             a, b = get(token[:k]), get(token[k:])
             if a is not None and b is not None:

@@ -37,6 +37,15 @@ class LongChunkHelp(NamedTuple):
     merge: Callable[[list[bytes]], tuple[list[int], list[int]] | None]
 
 
+def cuts_at_token_lengths(ranks: dict[bytes, int]) -> Callable[[int], list[int]]:
+    """For a token of n bytes, the cuts k where it may split into two tokens: both k and n - k
+    must be some token's length. Trying every cut, a slice each, is quadratic in the length,
+    and a tokenizer trained on a run of one letter has tokens of megabytes."""
+    lengths = sorted({len(token) for token in ranks})
+    length_set = set(lengths)
+    return lambda n: [k for k in lengths[: bisect.bisect_left(lengths, n)] if n - k in length_set]
+
+
 def encode_piece(
     piece: bytes, ranks: dict[bytes, int], longest: int, long_help: LongChunkHelp | None = None
 ) -> tuple[int, ...]:

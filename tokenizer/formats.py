@@ -23,7 +23,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ._bpe import _bpe_heap
+from ._bpe import bpe_merge
 from .validate import (
     MAX_FILE_BYTES,
     MAX_ID,
@@ -246,7 +246,7 @@ def recover_merges(ranks: dict[bytes, int], name: str = "tokenizer") -> list[tup
     merges = []
     for rank, token in by_rank[256:]:
         if len(token) > LONG_TOKEN:  # the same BPE in O(n log n): a heap, ranks below this one
-            parts = [by_rank[i][1] for i in _bpe_heap(token, _RanksBelow(ranks, rank))]
+            parts = [by_rank[i][1] for i in bpe_merge(token, _RanksBelow(ranks, rank))]
         else:
             parts = [token[i : i + 1] for i in range(len(token))]
         while len(parts) > 2:

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import json
 import os
-from bisect import bisect_left
 from typing import Any
 
+from ._bpe import cuts_at_token_lengths
 from .core import Tokenizer
 from .formats import atomic_write_text
 from .hf_conventions import bytes_to_unicode, oniguruma_regex
@@ -55,15 +55,9 @@ def merges_from_ranks(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
     the rank encoder gives them all the token's rank and merges the leftmost first.
     """
     merges: list[tuple[int, int, int, bytes, bytes]] = []
-    # Only cuts where both sides have some token's length: trying each cut (a slice per cut)
-    # is quadratic in a token's length, and a run of one letter trains tokens of 8 MB.
-    length_set = {len(token) for token in ranks}
-    lengths = sorted(length_set)
+    cuts = cuts_at_token_lengths(ranks)
     for token, rank in ranks.items():
-        n = len(token)
-        for i in lengths[: bisect_left(lengths, n)]:
-            if n - i not in length_set:
-                continue
+        for i in cuts(len(token)):
             left, right = token[:i], token[i:]
             left_rank, right_rank = ranks.get(left), ranks.get(right)
             if left_rank is not None and right_rank is not None:
