@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -340,6 +341,22 @@ def test_an_address_that_is_not_a_scheduler_is_a_clear_error():
     with pytest.raises(DistributedCountError, match=rf"127.0.0.1:{port} did not answer as a Dask scheduler"):
         count_chunks_dask([TAYLOR], "gpt4", f"tcp://127.0.0.1:{port}")
     thread.join(5)
+
+
+def test_an_address_that_accepts_and_stays_silent_is_a_clear_error(monkeypatch):
+    """A port that accepts the connection and never answers: Dask's Client bounds the connect,
+    not the handshake after it, and waited for ever."""
+    import socket
+
+    import tokenizer.distributed as td
+
+    monkeypatch.setattr(td, "CONNECT_TIMEOUT_S", 1)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(DistributedCountError, match="accepted the connection but sent no Dask handshake"):
+            count_chunks_dask([TAYLOR], "gpt4", f"tcp://127.0.0.1:{port}")
+        assert time.monotonic() - started < 10
 
 
 def test_partial_tables_are_merged_while_ranges_are_still_being_counted(client):

@@ -30,11 +30,13 @@ that need it, and nothing in the core or the browser imports this module.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import socket
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -59,7 +61,7 @@ REDUCE_FAN_IN = 4  # partial tables merged per reduction task
 RANGE_MAX_BYTES = 64 << 20  # a bigger range only makes a bigger partial table on one worker
 RANGES_PER_WORKER = 4  # enough ranges that a slow worker does not hold everyone up
 FINGERPRINT_BYTES = 1 << 16  # hashed at each end of a file to tell two files at one path apart
-CONNECT_TIMEOUT_S = 30  # to reach a scheduler
+CONNECT_TIMEOUT_S = 30  # to reach a scheduler and hear its handshake
 WORKER_WAIT_S = 60  # for a first worker to join it
 
 
@@ -298,6 +300,23 @@ def _check_coverage(part: _Part, jobs: list[_Job]) -> None:
         )
 
 
+def _hear_handshake(distributed: Any, address: str) -> None:
+    """Connect to `address` and read a Dask handshake, within CONNECT_TIMEOUT_S in all, then hang
+    up. Dask's Client bounds the connect but then waits for the handshake for ever: a port that
+    accepts and stays silent (a firewall's tarpit, a stuck process) hung the CLI. Run in a
+    thread of its own, so its event loop never meets a caller's (a notebook's)."""
+
+    async def handshake() -> None:
+        comm = await distributed.comm.connect(address, timeout=CONNECT_TIMEOUT_S)
+        await comm.close()
+
+    def bounded() -> None:
+        asyncio.run(asyncio.wait_for(handshake(), CONNECT_TIMEOUT_S))
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(bounded).result()
+
+
 def _connect(scheduler: Any, workers: int | None):
     """(client, cluster to close or None, we own the client)."""
     distributed = _import_distributed()
@@ -316,7 +335,13 @@ def _connect(scheduler: Any, workers: int | None):
             f"scheduler must be an address such as tcp://HOST:8786, a Client or None, not {scheduler!r}"
         )
     try:
+        _hear_handshake(distributed, scheduler)
         client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+    except TimeoutError:  # (an OSError too)
+        raise DistributedCountError(
+            f"{scheduler} accepted the connection but sent no Dask handshake within {CONNECT_TIMEOUT_S} s: "
+            "is a Dask scheduler listening there? Give the address `dask scheduler` prints"
+        ) from None
     except OSError as e:
         raise DistributedCountError(f"cannot reach the Dask scheduler at {scheduler}: {e}") from None
     except (MemoryError, ValueError, TypeError, EOFError) as e:
