@@ -208,6 +208,23 @@ def test_devices_and_pipes_are_refused_not_read(tmp_path):
     assert run_cli("encode", "--file", "/dev/stdin", stdin="hi").stdout == "[6151]\n"  # a pipe, as <(...)
 
 
+def test_files_that_report_size_zero_but_hold_text_are_refused(tmp_path):
+    """/proc and /sys files say they are empty and are made as they are read: counted in byte
+    ranges of that size, /proc/cpuinfo trained as an empty corpus, silently. An empty file is
+    still an empty corpus, not an error."""
+    out = str(tmp_path / "out")
+    for argv in (
+        ["train", "/proc/cpuinfo", "-v", "300", "-q", "-o", out],
+        ["count", "/proc/self/status", "-q", "-o", out],
+        ["count", "/proc/self/stat*", "-q", "-o", out],  # through a glob
+    ):
+        result = run_cli(*argv)
+        assert result.returncode == 2 and "reports a size of 0 but holds text" in result.stderr, argv
+        assert "cat /proc/" in result.stderr and "Traceback" not in result.stderr
+    (tmp_path / "empty.txt").write_text("")
+    assert "reports a size of 0" not in run_cli("count", str(tmp_path / "empty.txt"), "-q", "-o", out).stderr
+
+
 def test_the_pattern_of_a_bare_tiktoken_is_checked(tmp_path, capsys):
     """export --pattern bogus (a typo) split with the regex 'bogus', which drops all but that
     word; '(a)' and '(?:a|a)+b' were taken unchecked too. The CLI takes names (as train's

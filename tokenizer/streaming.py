@@ -74,14 +74,32 @@ def not_utf8(where: object, offset: int, bad: bytes) -> ValueError:
 
 
 def check_corpus_file(path: Path) -> Path:
-    """`path` if it is a regular file (symlinks followed), else an error saying what it is."""
+    """`path` if it is a regular file (symlinks followed) whose size is its length, else an
+    error saying what it is."""
     if path.is_file():
-        return path
+        return _check_sized(path)
     if path.is_dir():
         raise ValueError(f"{path} is a directory; name its files or use a glob such as {path}/*.txt")
     if path.exists():  # /dev/zero never ends; a pipe cannot be cut into ranges or read twice
         raise ValueError(f"{path}: not a regular file (a device, pipe or socket); give text files")
     raise FileNotFoundError(f"corpus file not found: {path}")
+
+
+def _check_sized(path: Path) -> Path:
+    """Refuse a file that says it is empty but is not: /proc and /sys files report size 0 and
+    are made as they are read. Corpora are counted in byte ranges of the size stat gives, so one
+    trained as empty, silently."""
+    try:
+        if path.stat().st_size == 0:
+            with path.open("rb") as f:
+                if f.read(1):
+                    raise ValueError(
+                        f"{path}: reports a size of 0 but holds text (a /proc or /sys file?); "
+                        f"copy it to a regular file first: cat {path} > corpus.txt"
+                    )
+    except OSError:
+        pass  # unreadable: the reader says so, naming the file
+    return path
 
 
 def expand_inputs(paths_or_globs: Iterable[str | os.PathLike]) -> list[Path]:
@@ -98,12 +116,12 @@ def expand_inputs(paths_or_globs: Iterable[str | os.PathLike]) -> list[Path]:
             raise ValueError(f"expected file paths or glob patterns, got {type(item).__name__}")
         text = os.fspath(item)
         if os.path.isfile(text):
-            files.append(Path(text))
+            files.append(_check_sized(Path(text)))
         elif glob.has_magic(text):
             matches = sorted(p for p in glob.glob(text, recursive=True) if os.path.isfile(p))
             if not matches:
                 raise FileNotFoundError(f"no files match {text!r}")
-            files.extend(Path(p) for p in matches)
+            files.extend(_check_sized(Path(p)) for p in matches)
         else:
             check_corpus_file(Path(text))
     if not files:
