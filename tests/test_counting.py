@@ -241,6 +241,24 @@ def test_hostile_count_tables_are_value_errors_naming_the_line(tmp_path, content
         load_counts(path)
 
 
+def test_a_count_table_that_expands_like_a_gzip_bomb_is_refused_before_memory_fills(tmp_path, monkeypatch):
+    """A data line that never ends (2 MB of one letter, 2 KB gzipped) was read whole: a real bomb
+    fills the memory. Real tables expand 3-4x, so they read as before."""
+    import tokenizer.tables as tables
+
+    monkeypatch.setattr(tables, "MIN_EXPANDED_BYTES", 1 << 16)
+    bomb = tmp_path / "bomb.counts"
+    bomb.write_bytes(gzip.compress(HEADER + b'["' + b"a" * (2 << 20)))
+    with pytest.raises(
+        ValueError, match=re.escape(f"{bomb}: expands to over 200 times its size after line 1")
+    ):
+        load_counts(bomb)
+    table = tmp_path / "real.counts"
+    counts, stats = count_chunks(corpus_file("taylorswift.txt"), "gpt4")
+    save_counts(table, counts, stats)
+    assert load_counts(table)[0] == counts
+
+
 def test_count_table_is_compact(tmp_path):
     path = corpus_file("taylorswift.txt")
     counts, stats = count_chunks(path, "gpt4")

@@ -97,12 +97,45 @@ def save_counts(path: str | os.PathLike, counts: dict[str, int], meta: dict[str,
 # characters of a table's header line (a dict of a few statistics, well under 1 KB): read no
 # further, so a file whose first line never ends (a gzip bomb) is refused, not held in memory.
 MAX_HEADER_CHARS = 1 << 20
+# A table is decompressed no further than MAX_EXPANSION times its gzip size (at least
+# MIN_EXPANDED_BYTES): real tables expand 3-4x (413 MB of text: 15 MB -> 52 MB), a gzip bomb of
+# zeros 1000x, which would fill the memory before a line ended.
+MAX_EXPANSION, MIN_EXPANDED_BYTES = 200, 1 << 28
+READ_BYTES = 1 << 20  # decompressed at a time
+
+
+class _TooExpanded(Exception):
+    pass
+
+
+class _Bounded(io.RawIOBase):
+    """A stream that raises _TooExpanded once more than `limit` bytes have been read from it."""
+
+    def __init__(self, raw: Any, limit: int) -> None:
+        self.raw, self.left = raw, limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer)
+        self.left -= n
+        if self.left < 0:
+            raise _TooExpanded
+        return n
 
 
 def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]]:
     """Read a count table written by save_counts: (chunk -> count, metadata)."""
+    lineno = 1
     try:
-        with gzip.open(path, "rt", encoding="utf-8", errors="surrogatepass") as f:
+        limit = max(MIN_EXPANDED_BYTES, MAX_EXPANSION * os.path.getsize(path))
+        with (
+            gzip.open(path, "rb") as raw,
+            io.TextIOWrapper(
+                io.BufferedReader(_Bounded(raw, limit), READ_BYTES), encoding="utf-8", errors="surrogatepass"
+            ) as f,
+        ):
             first = f.readline(MAX_HEADER_CHARS + 1)
             if len(first) > MAX_HEADER_CHARS:
                 raise ValueError(
@@ -125,7 +158,7 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
                     "`count` writes them; count the corpus again"
                 )
             counts: dict[str, int] = {}
-            for lineno, line in enumerate(f, start=2):
+            for lineno, line in enumerate(f, start=2):  # lineno names the line in errors
                 item = _json_line(line, path, lineno)
                 if (
                     not isinstance(item, list)
@@ -136,6 +169,11 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
                 ):
                     raise ValueError(f"{path}: line {lineno} is not a [chunk, count] pair")
                 counts[item[0]] = counts.get(item[0], 0) + item[1]
+    except _TooExpanded:
+        raise ValueError(
+            f"{path}: expands to over {MAX_EXPANSION} times its size after line {lineno} (a gzip bomb?): "
+            "not a count table written by `count`; count the corpus again"
+        ) from None
     except (gzip.BadGzipFile, EOFError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: corrupt count table ({e})") from None
     except OSError as e:
