@@ -178,3 +178,35 @@ def test_custom_regexes_of_count_are_checked_as_train_s(tmp_path, capsys):
         == 2
     )
     assert "backtracks catastrophically" in capsys.readouterr().err
+
+
+def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, monkeypatch):
+    """`count c.txt -o c.txt`, `classic learn/apply IN -o IN`, `export t -o t.json`, `extend t
+    ... -o t` and `train a.json -o a` replaced their own input with the result."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.txt").write_text("hello world " * 20, encoding="utf-8")
+    (tmp_path / "a.json").write_text("hello world " * 20, encoding="utf-8")
+    (tmp_path / "link.txt").symlink_to("c.txt")
+    assert main(["train", "c.txt", "-v", "260", "-q", "-o", "t"]) == 0
+    assert main(["classic", "learn", "c.txt", "-s", "3", "-o", "codes"]) == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    capsys.readouterr()
+    cases = [
+        (
+            ["count", "c.txt", "-q", "-o", "link.txt"],
+            "-o link.txt: link.txt is also an input of this command (as c.txt)",
+        ),
+        (["classic", "learn", "c.txt", "-s", "3", "-o", "c.txt"], "-o c.txt: c.txt is also an input"),
+        (["classic", "apply", "c.txt", "-c", "codes", "-o", "codes"], "-o codes: codes is also an input"),
+        (["export", "t", "-o", "t.json"], "-o t.json: t.json is also an input"),
+        (["extend", "t", "c.txt", "--add", "3", "-q", "-o", "t"], "t.tiktoken is also an input"),
+        (
+            ["extend", "gpt2", "c.txt", "--add", "3", "-q", "--held-out", "a.json", "-o", "a"],
+            "a.json is also",
+        ),
+        (["train", "a.json", "-v", "260", "-q", "-o", "a"], "-o a: a.json is also an input of this command;"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before

@@ -15,7 +15,7 @@ STDIO = "-"
 
 def cmd_learn(args: argparse.Namespace) -> int:
     if args.output != STDIO:
-        check_output(args.output)
+        check_output(args.output, inputs=args.inputs)
     counts: Counter[str] = Counter()
     for path in args.inputs:
         text = read_utf8(path)
@@ -36,7 +36,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
 
 def cmd_apply(args: argparse.Namespace) -> int:
     if args.output is not None:
-        check_output(args.output)
+        check_output(args.output, inputs=[args.input, args.codes])
     merges = parse_codes(read_utf8(args.codes), str(args.codes))
     result = apply(read_utf8(args.input), merges, args.separator)
     if args.output is None:

@@ -6,12 +6,14 @@ import argparse
 import os
 import stat
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..core import Tokenizer
 from ..encodings import get_encoding, list_encodings
 from ..formats import named_os_error
 from ..loading import load_file
+from ..readers import SAVED_SUFFIXES
 from ..regex_check import MAX_SAMPLE_CHARS
 from ..streaming import not_utf8
 
@@ -79,9 +81,10 @@ def _not_a_text_file(path: Path) -> str | None:
     return None
 
 
-def check_output(out: str, *, stem: bool = False) -> Path:
+def check_output(out: str, *, stem: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
     """Refuse an -o that cannot be written, before any work (a long training used to fail only
-    when it saved): no file name, a folder, or a folder that does not exist. `stem`: OUT_STEM,
+    when it saved): no file name, a folder, a folder that does not exist, or one of the command's
+    `inputs` (`count c.txt -o c.txt` replaced the corpus by its table). `stem`: OUT_STEM,
     which becomes OUT_STEM.tiktoken + OUT_STEM.json (a .json or .tiktoken suffix is dropped, as
     Tokenizer.save does); returns the path, or the stem."""
     kind = "a file name stem, e.g. my_tok" if stem else "a file name"
@@ -96,11 +99,33 @@ def check_output(out: str, *, stem: bool = False) -> Path:
     for target in targets:
         if target.is_dir():
             raise ValueError(f"-o {out}: {target} is a directory; give {kind} (inside it: {target}/NAME)")
+        _check_not_an_input(out, target, inputs)
     if not path.parent.is_dir():
         raise ValueError(
             f"-o {out}: the folder {path.parent} does not exist; create it first (mkdir -p {path.parent})"
         )
     return path
+
+
+def _check_not_an_input(out: str, target: Path, inputs: Iterable[str | Path]) -> None:
+    """The output would replace a file the command reads (the same file under any name)."""
+    for source in inputs:
+        if str(source) != "-" and target.exists() and Path(source).exists() and target.samefile(source):
+            alias = "" if str(source) == str(target) else f" (as {source})"
+            raise ValueError(
+                f"-o {out}: {target} is also an input of this command{alias}; writing it would "
+                "destroy that input: give another output name"
+            )
+
+
+def tokenizer_files(spec: str) -> list[Path]:
+    """The files a tokenizer argument may read: itself and, for a saved STEM, STEM.json and
+    STEM.tiktoken (as readers.read_file looks for them)."""
+    path = Path(spec)
+    if path.name in ("", ".", ".."):
+        return [path]  # names no tokenizer: the loader says so
+    stem = path.with_suffix("") if path.suffix in SAVED_SUFFIXES else path
+    return [path, *(stem.with_name(stem.name + suffix) for suffix in SAVED_SUFFIXES)]
 
 
 def corpus_sample(paths: list[Path]) -> str:

@@ -24,7 +24,7 @@ def engine_choice(args: argparse.Namespace) -> tuple[str, str | None]:
 def cmd_count(args: argparse.Namespace) -> int:
     pattern = DEFAULT_PATTERN if args.pattern is None else args.pattern
     engine, scheduler = engine_choice(args)
-    check_output(args.output)
+    check_output(args.output, inputs=expand_inputs(args.files))
     if pattern != NO_SPLIT and pattern not in PATTERNS:  # a custom regex: checked as train --regex
         for warning in check_split_regex(pattern, sample=corpus_sample(expand_inputs(args.files))):
             print(f"warning: {warning}", file=sys.stderr)

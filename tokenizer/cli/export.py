@@ -11,7 +11,7 @@ from ..formats import atomic_write_text, minbpe_text
 from ..hf_export import export_hf
 from ..loading import load_file
 from ..train import split_pattern
-from .common import check_output
+from .common import check_output, tokenizer_files
 
 
 def export_minbpe(tok: Tokenizer, path: str) -> None:
@@ -29,7 +29,7 @@ def load_source(source: str, pattern: str) -> Tokenizer:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    check_output(args.output)
+    check_output(args.output, inputs=tokenizer_files(args.source))
     pattern = split_pattern(args.pattern)  # a name, as train's --pattern: a typo is not a regex
     EXPORTERS[args.format](load_source(args.source, pattern), args.output)
     return 0

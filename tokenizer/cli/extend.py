@@ -9,12 +9,13 @@ from pathlib import Path
 from ..extend import extend
 from ..loading import load_any
 from ..train import TIE_BREAKS
-from .common import check_output, read_utf8
+from .common import check_output, read_utf8, tokenizer_files
 from .progress import progress_bars
 
 
 def cmd_extend(args: argparse.Namespace) -> int:
-    out = check_output(args.output, stem=True)
+    inputs = [*tokenizer_files(args.base), *args.files, *([args.held_out] if args.held_out else [])]
+    out = check_output(args.output, stem=True, inputs=inputs)
     base = load_any(args.base)
     held_out = read_utf8(args.held_out) if args.held_out else None
     with progress_bars(args.quiet) as progress:

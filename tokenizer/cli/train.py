@@ -26,7 +26,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError("give FILEs to train on, or --counts")
     if args.files and args.counts:
         raise ValueError("give FILEs or --counts, not both")
-    out = check_output(args.output, stem=True)
+    out = check_output(args.output, stem=True, inputs=[*args.files, *([args.counts] if args.counts else [])])
     pattern, regex = args.pattern, args.regex
     if pattern is not None and regex is not None:
         raise ValueError("give --pattern NAME or --regex REGEX, not both")
