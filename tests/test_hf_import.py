@@ -385,6 +385,33 @@ def test_added_token_options_that_change_matching_are_refused():
         from_hf_json(obj, "bad.json")
 
 
+def test_options_that_are_not_true_or_false_are_refused():
+    """ "add_prefix_space": "false" (a true string in Python) loaded with a prefix space, and so on
+    for every flag; "added_tokens": 5 was a TypeError traceback."""
+    cases = [
+        (
+            ("pre_tokenizer",),
+            "add_prefix_space",
+            "false",
+            "pre_tokenizer ByteLevel.add_prefix_space is 'false'",
+        ),
+        (("pre_tokenizer",), "use_regex", None, "pre_tokenizer ByteLevel.use_regex is None"),
+        (("model",), "ignore_merges", "true", "model.ignore_merges is 'true'; it must be true or false"),
+        (("model",), "byte_fallback", [], "model.byte_fallback is []"),
+        ((), "added_tokens", 5, "key 'added_tokens' must be a list"),
+        (("added_tokens", 0), "normalized", 0, "added_tokens[0].normalized is 0"),
+    ]
+    for where, key, value, message in cases:
+        obj = hf_json(byte_level(True), added_tokens=[{"id": 300, "content": "<s>", "special": True}])
+        place = obj
+        for step in where:
+            place = place[step]
+        place[key] = value
+        with pytest.raises(ValueError, match="^bad.json: ") as info:
+            from_hf_json(obj, "bad.json")
+        assert message in str(info.value), key
+
+
 def test_a_vocabulary_cut_keeps_the_preparation_and_extending_is_refused(trained, texts):
     """stats' sweep cuts the vocabulary; extend counts raw chunks, so it refuses prepared text."""
     reference, ours = trained["roberta"]

@@ -85,7 +85,7 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
         preparation = Preparation(normalizers, prefix_space, pre_splits) or None
     except ValueError as e:  # a Split's regex that our engine cannot compile
         raise TokenizerFileError(f"{source}: pre_tokenizer: {e}") from None
-    chunk_lookup = bool(model.get("ignore_merges", False))
+    chunk_lookup = _flag(model, "ignore_merges", False, source, "model")
     return HfTokenizer(_ranks(model, special, source), pattern, special, preparation, chunk_lookup)
 
 
@@ -96,6 +96,14 @@ def _refuse(source: str, where: str, what: str, why: str = "") -> None:
     )
 
 
+def _flag(step: dict[str, Any], key: str, default: bool, source: str, where: str) -> bool:
+    """A true/false option: HF refuses any other value, where Python's truth read "false" as true."""
+    value = step.get(key, default)
+    if not isinstance(value, bool):
+        raise TokenizerFileError(f"{source}: {where}.{key} is {repr(value)[:40]}; it must be true or false")
+    return value
+
+
 def _kind(step: Any) -> str:
     return repr(step.get("type")) if isinstance(step, dict) else repr(step)[:40]
 
@@ -103,7 +111,7 @@ def _kind(step: Any) -> str:
 def _model(model: Any, source: str) -> dict[str, Any]:
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" or "vocab" not in model:
         _refuse(source, "model", _kind(model), "only BPE models are")
-    if model.get("byte_fallback"):
+    if _flag(model, "byte_fallback", False, source, "model"):
         _refuse(source, "model option", "byte_fallback", "a byte-level BPE has every byte already")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
@@ -155,14 +163,14 @@ def _pattern(pre: Any, source: str) -> tuple[str, str | None, tuple[str, ...]]:
     if not isinstance(last, dict) or last.get("type") != "ByteLevel":
         _refuse(source, "pre_tokenizer", _kind(last), "the last step must be ByteLevel")
     patterns = [_split_pattern(step, source) for step in splits]
-    use_regex = last.get("use_regex", True)
+    use_regex = _flag(last, "use_regex", True, source, "pre_tokenizer ByteLevel")
     if use_regex:
         patterns.append("gpt2")
     # The last split is our pattern; the steps before it split first (preparation.py's pre_splits).
     # ByteLevel's space goes before each piece its own split gets (or the segment), else
     # before each chunk of the Split before it.
     prefix_space = None
-    if last.get("add_prefix_space", True):
+    if _flag(last, "add_prefix_space", True, source, "pre_tokenizer ByteLevel"):
         prefix_space = CHUNK if splits and not use_regex else SEGMENT
     return (patterns[-1] if patterns else NO_SPLIT), prefix_space, tuple(patterns[:-1])
 
@@ -184,7 +192,7 @@ def _split_pattern(step: Any, source: str) -> str:
         regex = re.escape(spec["String"])
     else:
         _refuse(source, "pre_tokenizer Split pattern", repr(spec)[:60])
-    behavior, invert = step.get("behavior"), bool(step.get("invert"))
+    behavior, invert = step.get("behavior"), _flag(step, "invert", False, source, "pre_tokenizer Split")
     if behavior == "Removed" and invert:
         return regex  # keeps the matches only: findall
     if behavior == "Isolated" and not invert:
@@ -195,7 +203,8 @@ def _split_pattern(step: Any, source: str) -> str:
 
 
 def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict[str, int]:
-    if isinstance(added, list):
+    if added is not None:
+        check_type(added, list, source, "added_tokens", 'a list of {"content": ..., "id": ...} objects')
         check_special_count(len(added), source, "added_tokens")
     special: dict[str, int] = {}
     first: list[str] = []  # normalized=false: HF finds these first, then the others between them
@@ -204,9 +213,10 @@ def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict
         if not isinstance(token, dict) or not isinstance(token.get("content"), str) or not token["content"]:
             raise TokenizerFileError(f"{where}: needs a non-empty string 'content' and an 'id'")
         for flag in ("lstrip", "rstrip", "single_word"):
-            if token.get(flag):
+            if _flag(token, flag, False, source, f"added_tokens[{i}]"):
                 _refuse(source, f"added_tokens[{i}] ({token['content']!r}) option", f"{flag}=true")
-        normalized = token.get("normalized", not token.get("special"))
+        special_flag = _flag(token, "special", False, source, f"added_tokens[{i}]")
+        normalized = _flag(token, "normalized", not special_flag, source, f"added_tokens[{i}]")
         if not normalized:
             first.append(token["content"])
         changed = changed_char(normalizers, token["content"]) if normalizers and normalized else None
