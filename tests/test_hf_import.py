@@ -412,6 +412,27 @@ def test_options_that_are_not_true_or_false_are_refused():
         assert message in str(info.value), key
 
 
+def test_a_token_that_no_merge_makes_is_refused():
+    """HF joins two tokens only by a listed merge, our encoder whenever their bytes are a token:
+    a tokenizer.json without its merges (or missing one) loaded and its ids differed from HF's.
+    A token that no two tokens join into is out of reach of both and still loads."""
+    obj = to_hf_json(train("ab ab ab xy xy", 258, pattern="none"))
+    obj["model"]["vocab"]["<unk>"] = 258
+    reference = hf.Tokenizer.from_str(json.dumps(obj)).encode("ab<unk>", add_special_tokens=False).ids
+    assert from_hf_json(obj, "ok.json").encode("ab<unk>") == reference == [256, 60, 117, 110, 107, 62]
+    for merges in (obj["model"]["merges"][1:], []):
+        obj["model"]["merges"] = merges
+        hf_ids = hf.Tokenizer.from_str(json.dumps(obj)).encode("abab", add_special_tokens=False).ids
+        assert hf_ids == [97, 98, 97, 98], merges  # ours gave [256, 256]
+        with pytest.raises(
+            ValueError, match=r"^bad.json: model.vocab\['ab'\] \(id 256\) is made by no merge"
+        ):
+            from_hf_json(obj, "bad.json")
+    obj["model"]["merges"] = None  # HF refuses it too
+    with pytest.raises(ValueError, match=r"^bad.json: model.merges must be a list"):
+        from_hf_json(obj, "bad.json")
+
+
 def test_a_vocabulary_cut_keeps_the_preparation_and_extending_is_refused(trained, texts):
     """stats' sweep cuts the vocabulary; extend counts raw chunks, so it refuses prepared text."""
     reference, ours = trained["roberta"]

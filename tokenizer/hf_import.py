@@ -8,7 +8,8 @@ a file is never loaded as something else. What maps exactly, and why:
 - model: `BPE` over GPT-2's byte alphabet, no byte_fallback, no subword prefix or suffix, no
   dropout. Ids become ranks: HF merges the listed pair of lowest priority, our encoder the
   pair whose bytes have the lowest rank; the two agree when every merge's result has a
-  larger id than the merges before it (checked here; trained files are built that way).
+  larger id than the merges before it and every token that two tokens join into is made by a
+  merge (both checked here; trained files are built that way).
   `ignore_merges: true` takes a pre-token that is in the vocabulary whole, as our encoder (and
   tiktoken) does; `false` (or absent, HF's default) lets the merges alone decide, which can end
   elsewhere for a token the merges do not reach from its bytes: loaded with
@@ -284,15 +285,17 @@ def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> dict[
         if data in ranks:
             raise TokenizerFileError(f"{source}: model.vocab has the bytes {data!r} twice")
         ranks[data] = rank
-    _check_merge_order(model.get("merges") or [], model["vocab"], source)
+    made = _check_merge_order(model.get("merges", []), model["vocab"], source)
+    _check_every_token_is_made(model["vocab"], made, special, source)
     return ranks
 
 
-def _check_merge_order(merges: Any, vocab: dict[str, int], source: str) -> None:
-    """HF's merge priority must agree with the ids (our ranks): each merge makes a larger id."""
+def _check_merge_order(merges: Any, vocab: dict[str, int], source: str) -> set[int]:
+    """HF's merge priority must agree with the ids (our ranks): each merge makes a larger id.
+    Returns the ids the merges make."""
     if not isinstance(merges, list):
         raise TokenizerFileError(f"{source}: model.merges must be a list")
-    last = -1
+    last, made_ids = -1, set()
     for i, merge in enumerate(merges):
         if isinstance(merge, str):
             merge = merge.split(" ")
@@ -311,3 +314,24 @@ def _check_merge_order(merges: Any, vocab: dict[str, int], source: str) -> None:
                 "merges out of id order rank differently in our encoder",
             )
         last = max(last, made)
+        made_ids.add(made)
+    return made_ids
+
+
+def _check_every_token_is_made(
+    vocab: dict[str, int], made: set[int], special: dict[str, int], source: str
+) -> None:
+    """A token that no merge makes but two other tokens join into: HF never makes it from them,
+    our encoder (rank-based, as tiktoken) would, so the ids would differ (a file without its
+    merges list). One that no two tokens join into is out of reach of both."""
+    pieces = {token for token in vocab if token not in special}
+    lengths = sorted({len(token) for token in pieces})  # cut only there: a long token costs no more
+    for token, rank in vocab.items():
+        if rank in made or token in special:
+            continue
+        cuts = (n for n in lengths if n < len(token))
+        if any(token[:cut] in pieces and token[cut:] in pieces for cut in cuts):
+            raise TokenizerFileError(
+                f"{source}: model.vocab[{repr(token)[:40]}] (id {rank}) is made by no merge in model.merges: HF "
+                "never makes it from its pieces, where our encoder would; add its merge, or remove it"
+            )
