@@ -29,13 +29,11 @@ train.py checks the arguments and calls learn(); nothing else here is API.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import time
 from array import array
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush, heapreplace, nlargest
 from itertools import compress, repeat
@@ -43,6 +41,7 @@ from operator import contains, itemgetter
 from typing import Any
 
 from . import _wordstore
+from ._gc import paused_gc
 from ._wordstore import JOIN, MASK, SEP, SHIFT, WordStore, load_numpy, pack_words, pair_of_key, sum_by_key
 from .progress import Progress, Ticker
 
@@ -91,7 +90,7 @@ def learn(
     """Merges of chunks with counts (checked by train.learn_merges): the `first` rule or `lexical`."""
     t0 = time.perf_counter()
     blocks, wcounts = pack_words(items, _wordstore.WORDS_PER_BLOCK)
-    with _no_gc():
+    with paused_gc():  # the trainer makes no cycles; full collections cost more than merging
         trainer = _HeapTrainer(blocks, wcounts, first, min_frequency)
         t1 = time.perf_counter()
         result = trainer.run(num_merges, progress, trace)
@@ -117,19 +116,6 @@ def _add(weights: dict[str, list[int]], k: str, c: int, b: int) -> None:
         e[0] += c
         if e[-1] != b:
             e.append(b)
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic GC: the trainer makes no cycles, but full collections over its millions
-    of lists cost more than the merging itself."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _HeapTrainer(WordStore):
