@@ -33,6 +33,10 @@ MAX_SPECIAL_TOKEN_CHARS = 256  # characters per special token
 JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)  # a JSON string literal, escapes included
 SURROGATE = re.compile("[\ud800-\udfff]")  # cannot be UTF-8: not a valid special token
 UTF8_BLOCK = 1 << 20  # bytes read at once when checking an upload (never the whole file)
+MAX_LABEL_CHARS = 100  # characters of an uploaded file's name shown back (its suffix kept)
+MAX_SUFFIX_CHARS = 20  # characters of that suffix: .tiktoken is 9
+# bytes of UTF-8: a file name is at most 255 (NAME_MAX), less the longest suffix, .tiktoken
+MAX_STEM_BYTES = 200
 
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # a tokenizer name, safe as a file name
 WINDOWS_RESERVED = {
@@ -176,7 +180,10 @@ def check_name(name: str) -> str:
 def display_filename(filename: str | None, index: int) -> str:
     """An uploaded file's name as shown back to the user: no folders, printable, bounded."""
     base = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
-    base = "".join(ch for ch in base if ch.isprintable())[:100]
+    base = "".join(ch for ch in base if ch.isprintable())
+    if len(base) > MAX_LABEL_CHARS:  # the stem is cut, the suffix says what kind of file it is
+        path = Path(base)  # (the same cut for every suffix: a .tiktoken still pairs with its .json)
+        base = path.stem[: MAX_LABEL_CHARS - MAX_SUFFIX_CHARS] + path.suffix[:MAX_SUFFIX_CHARS]
     return base or f"file {index + 1}"
 
 
@@ -322,7 +329,7 @@ def store_base_upload(uploads: list[FileStorage], base_dir: Path) -> UploadedBas
             f"{BASE_FILE_FIELD}: {' and '.join(label for label, _ in by_kind.values())} have different "
             "names; a .tiktoken goes with the .json of the same name",
         )
-    stem = stems.pop()
+    stem = _file_stem(stems.pop())
     base_dir.mkdir()
     for kind, (_, path) in by_kind.items():
         path.rename(base_dir / f"{stem}{kind}")  # the suffix as the reader spells it
@@ -337,6 +344,11 @@ def store_base_upload(uploads: list[FileStorage], base_dir: Path) -> UploadedBas
         ) from None
     _check_extendable(tok, " + ".join(labels))
     return UploadedBase(name=tok.name, path=str(main), files=labels)
+
+
+def _file_stem(stem: str) -> str:
+    """A name's stem as a file may have it: 100 emoji are 400 bytes, past NAME_MAX (a 500)."""
+    return stem.encode("utf-8")[:MAX_STEM_BYTES].decode("utf-8", "ignore")
 
 
 def _check_extendable(tok: Tokenizer, labels: str) -> None:

@@ -19,6 +19,8 @@ from playground import create_app, forms
 from playground.errors import INTERNAL_ERROR
 from tests.helpers import ROOT
 from tests.server_helpers import GOOD, LiveServer, alive, leftovers, post_train, save_tokenizer
+from tokenizer.formats import dump_tiktoken
+from tokenizer.train import train
 
 HOSTILE = ROOT / "tests" / "data" / "hostile" / "server"
 CASES = json.loads((HOSTILE / "index.json").read_text(encoding="utf-8"))["cases"]
@@ -446,3 +448,26 @@ def test_fuzzed_forms_never_give_a_500(full, fields, encoding):
     resp, seconds = send(full, body, content_type)
     assert seconds < FAST
     assert resp.status_code in (202, 400, 409, 413), resp.get_json()
+
+
+def test_long_base_file_names_are_cut_not_a_500(full):
+    """A base_file named with 90 emoji (360 bytes, past the 255 a file name may have) was a 500
+    when stored under its name; 300 letters lost the .tiktoken suffix in the cut and was refused
+    as "expected a tokenizer file"."""
+    tok = train("hello world " * 50, 260)
+    files = {
+        ".tiktoken": dump_tiktoken(tok.mergeable_ranks).encode(),
+        ".json": json.dumps(tok.to_json()).encode(),
+    }
+    for stem in ("😀" * 90, "a" * 300):
+        resp, seconds = send(full, *with_base_file(f"{stem}.tiktoken", files[".tiktoken"]))
+        assert resp.status_code == 202 and seconds < FAST, resp.get_json()
+    pair = b"".join(  # both names are cut the same way: still one tokenizer's pair
+        f'--h0stile\r\nContent-Disposition: form-data; name="base_file"; filename="{"b" * 300}{suffix}"\r\n\r\n'.encode()
+        + data
+        + b"\r\n"
+        for suffix, data in files.items()
+    )
+    body, content_type = multipart({"add": b"10", "text": GOOD})
+    resp, _ = send(full, pair + body, content_type)
+    assert resp.status_code == 202, resp.get_json()
