@@ -18,7 +18,9 @@ import os
 import re
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ from .encodings import ENCODING_PATTERN_NAMES
 from .patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS, compile_pattern, is_named
 from .progress import Progress
 from .regex_check import MAX_SAMPLE_CHARS, check_split_regex
+from .validate import MAX_FILE_SPECIAL_TOKENS
 
 TIE_BREAKS = ("first", "lexical")  # minbpe's rule, rustbpe's rule
 MIN_VOCAB = 257  # 256 bytes + 1 merge
@@ -135,15 +138,23 @@ def _check_parameters(vocab_size, tie_break, min_frequency, special_tokens) -> l
             f"vocab_size must be between {MIN_VOCAB} (256 bytes + 1 merge) and {MAX_VOCAB}, got {vocab_size}"
         )
     _check_rule(tie_break, min_frequency)
-    if special_tokens is None:
-        return []
-    if isinstance(special_tokens, (str, bytes)) or not isinstance(special_tokens, Iterable):
-        raise ValueError("special_tokens must be a list of strings")
-    special = list(special_tokens)
+    return [] if special_tokens is None else _check_special(special_tokens)
+
+
+def _check_special(special_tokens: Any) -> list[str]:
+    """A list (or any iterable but a dict) of distinct non-empty strings, at most as many as a file holds."""
+    if isinstance(special_tokens, (str, bytes, Mapping)) or not isinstance(special_tokens, Iterable):
+        raise ValueError("special_tokens must be a list of strings (their ids follow the vocabulary)")
+    special = list(islice(special_tokens, MAX_FILE_SPECIAL_TOKENS + 1))  # a generator may not end
+    if len(special) > MAX_FILE_SPECIAL_TOKENS:
+        raise ValueError(
+            f"special_tokens: more than {MAX_FILE_SPECIAL_TOKENS:,}, the most a tokenizer file may "
+            "have (real tokenizers have a few thousand at most)"
+        )
     for token in special:
         if not isinstance(token, str) or not token:
             raise ValueError(f"special tokens must be non-empty strings, got {token!r}")
-    dupes = sorted({t for t in special if special.count(t) > 1})
+    dupes = sorted(token for token, n in Counter(special).items() if n > 1)  # count() per token was quadratic
     if dupes:
         raise ValueError(f"special tokens must be unique; repeated: {', '.join(map(repr, dupes))}")
     return special
