@@ -227,6 +227,10 @@ HEADER = b'{"format": "bpe-playground-counts", "version": 2, "pattern": "x"}\n'
             "'pattern' (and 'pattern_name') must be strings",
         ),
         (b'{"format": "bpe-playground-counts", "version": 2, "pattern": 5}\n', "must be strings"),
+        (  # training took the name and said "counted with pattern 'gpt2', not 'gpt2'"
+            b'{"format": "bpe-playground-counts", "version": 2, "pattern": "x", "pattern_name": "gpt2"}\n',
+            "the header's pattern_name 'gpt2' is not the name of its pattern 'x'; count the corpus again",
+        ),
         (
             b"a" * (MAX_HEADER_CHARS + 10),
             "the header line is over 1,048,576 characters",

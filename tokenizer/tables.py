@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from .formats import atomic_writer, named_os_error
-from .patterns import NO_SPLIT, resolve_pattern
+from .patterns import NO_SPLIT, PATTERNS, resolve_pattern
 
 COUNTS_FORMAT = "bpe-playground-counts"
 COUNTS_VERSION = 2  # 2: named patterns split with Unicode 16.0 tables (as tiktoken)
@@ -142,21 +142,7 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
                     f"{path}: the header line is over {MAX_HEADER_CHARS:,} characters: not a count "
                     "table written by `count`; count the corpus again"
                 )
-            header = _json_line(first, path, 1)
-            if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
-                raise ValueError(f"{path}: not a count table (no {COUNTS_FORMAT!r} header)")
-            if header.get("version") != COUNTS_VERSION:
-                raise ValueError(
-                    f"{path}: count table version {header.get('version')!r} is not supported "
-                    f"(this version reads {COUNTS_VERSION}); count the corpus again"
-                )
-            if not isinstance(header.get("pattern"), str) or not isinstance(
-                header.get("pattern_name", ""), (str, type(None))
-            ):
-                raise ValueError(
-                    f"{path}: the header's 'pattern' (and 'pattern_name') must be strings, as "
-                    "`count` writes them; count the corpus again"
-                )
+            header = _checked_header(_json_line(first, path, 1), path)
             counts: dict[str, int] = {}
             for lineno, line in enumerate(f, start=2):  # lineno names the line in errors
                 item = _json_line(line, path, lineno)
@@ -180,6 +166,31 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
         raise named_os_error(e, path) from None
     meta = {k: v for k, v in header.items() if k not in ("format", "version")}
     return counts, meta
+
+
+def _checked_header(header: Any, path: str | os.PathLike) -> dict[str, Any]:
+    """The first line: format, version, the pattern's regex and the name it has (when one)."""
+    if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
+        raise ValueError(f"{path}: not a count table (no {COUNTS_FORMAT!r} header)")
+    if header.get("version") != COUNTS_VERSION:
+        raise ValueError(
+            f"{path}: count table version {header.get('version')!r} is not supported "
+            f"(this version reads {COUNTS_VERSION}); count the corpus again"
+        )
+    pattern, name = header.get("pattern"), header.get("pattern_name")
+    if not isinstance(pattern, str) or not isinstance(name, (str, type(None))):
+        raise ValueError(
+            f"{path}: the header's 'pattern' (and 'pattern_name') must be strings, as "
+            "`count` writes them; count the corpus again"
+        )
+    # a name that is not the pattern's: training took the name, then said "counted with
+    # pattern 'gpt2', not 'gpt2'"
+    if name is not None and (name != NO_SPLIT and name not in PATTERNS or pattern_key(name) != pattern):
+        raise ValueError(
+            f"{path}: the header's pattern_name {name[:40]!r} is not the name of its pattern "
+            f"{pattern[:60]!r}; count the corpus again"
+        )
+    return header
 
 
 def _json_line(line: str, path: str | os.PathLike, lineno: int) -> Any:
