@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -142,10 +143,12 @@ def _trained_entry(name: str) -> dict[str, Any] | None:
     if json_path.is_symlink() or tt_path.is_symlink():
         return None
     try:
-        st = json_path.stat()
-        tt_size = tt_path.stat().st_size
+        st, tt_st = json_path.stat(), tt_path.stat()
     except FileNotFoundError:
         return None
+    if not (stat.S_ISREG(st.st_mode) and stat.S_ISREG(tt_st.st_mode)):
+        return None  # a FIFO named NAME.tiktoken was listed, and its download waited for ever
+    tt_size = tt_st.st_size
     cache: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = current_app.extensions[META_CACHE]
     key = (st.st_mtime_ns, st.st_size, tt_size)
     hit = cache.get(name)

@@ -7,6 +7,7 @@ what each must give); the big inputs are generated here.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from urllib.parse import quote_from_bytes
@@ -345,6 +346,20 @@ def test_a_folder_under_a_tokenizer_name_is_not_removed(client, server_dirs):
     resp = client.delete("/api/tokenizers/x", headers={"Origin": "http://localhost"})
     assert resp.status_code == 409 and "remove it by hand" in resp.get_json()["error"]
     assert (data / "x.json").is_dir()
+
+
+def test_a_pipe_under_a_tokenizer_name_is_broken_not_served(client, server_dirs):
+    """A FIFO named x.tiktoken beside a good x.json was listed as trained, and its download
+    opened the pipe and waited for a writer for ever (a request thread stuck)."""
+    _, data = server_dirs
+    save_tokenizer(data, "x")
+    (data / "x.tiktoken").unlink()
+    os.mkfifo(data / "x.tiktoken")
+    started = time.perf_counter()
+    (broken,) = client.get("/api/tokenizers").get_json()["broken"]
+    assert broken["name"] == "x" and "x.tiktoken is not a regular file" in broken["reason"]
+    assert client.get("/api/tokenizers/x.tiktoken").status_code == 404
+    assert time.perf_counter() - started < FAST
 
 
 # ----- the time limit ---------------------------------------------------------------------------
