@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import tomllib
 
@@ -186,15 +187,15 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "c.txt").write_text("hello world " * 20, encoding="utf-8")
     (tmp_path / "a.json").write_text("hello world " * 20, encoding="utf-8")
-    (tmp_path / "link.txt").symlink_to("c.txt")
+    os.link(tmp_path / "c.txt", tmp_path / "hard.txt")
     assert main(["train", "c.txt", "-v", "260", "-q", "-o", "t"]) == 0
     assert main(["classic", "learn", "c.txt", "-s", "3", "-o", "codes"]) == 0
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     capsys.readouterr()
     cases = [
         (
-            ["count", "c.txt", "-q", "-o", "link.txt"],
-            "-o link.txt: link.txt is also an input of this command (as c.txt)",
+            ["count", "c.txt", "-q", "-o", "hard.txt"],
+            "-o hard.txt: hard.txt is also an input of this command (as c.txt)",
         ),
         (["classic", "learn", "c.txt", "-s", "3", "-o", "c.txt"], "-o c.txt: c.txt is also an input"),
         (["classic", "apply", "c.txt", "-c", "codes", "-o", "codes"], "-o codes: codes is also an input"),
@@ -210,3 +211,30 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, monkeypatch):
         assert main(argv) == 2, argv
         assert message in capsys.readouterr().err, argv
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_an_output_that_is_not_a_file_is_refused(tmp_path, capsys, monkeypatch):
+    """A save writes a new file and renames it over the output: `count -o /dev/null` run as root
+    replaced the device by a regular file, `-o /dev/stdout` (a link) the link."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.txt").write_text("hello world " * 20, encoding="utf-8")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "link").symlink_to("c.txt")
+    cases = [
+        (
+            ["count", "c.txt", "-q", "-o", "fifo"],
+            "-o fifo: fifo is a device, pipe or socket, which a save would replace",
+        ),
+        (
+            ["classic", "learn", "c.txt", "-s", "3", "-o", "link"],
+            "-o link: link is a symbolic link; a save replaces",
+        ),
+        (
+            ["export", "gpt2", "-o", "link"],
+            f"give the file's own path ({os.path.realpath(tmp_path / 'c.txt')})",
+        ),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "fifo").is_fifo()

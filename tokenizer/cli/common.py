@@ -99,12 +99,27 @@ def check_output(out: str, *, stem: bool = False, inputs: Iterable[str | Path] =
     for target in targets:
         if target.is_dir():
             raise ValueError(f"-o {out}: {target} is a directory; give {kind} (inside it: {target}/NAME)")
+        _check_replaceable(out, target, kind)
         _check_not_an_input(out, target, inputs)
     if not path.parent.is_dir():
         raise ValueError(
             f"-o {out}: the folder {path.parent} does not exist; create it first (mkdir -p {path.parent})"
         )
     return path
+
+
+def _check_replaceable(out: str, target: Path, kind: str) -> None:
+    """A save writes a new file and renames it over `target`: over /dev/null (run as root) that
+    replaced the device by a file, over /dev/stdout (a link) the link."""
+    if target.is_symlink():
+        raise ValueError(
+            f"-o {out}: {target} is a symbolic link; a save replaces the link itself, not what it "
+            f"points to: give the file's own path ({os.path.realpath(target)}) or another name"
+        )
+    if target.exists() and not target.is_file():
+        raise ValueError(
+            f"-o {out}: {target} is a device, pipe or socket, which a save would replace; give {kind}"
+        )
 
 
 def _check_not_an_input(out: str, target: Path, inputs: Iterable[str | Path]) -> None:
