@@ -9,7 +9,7 @@ import regex
 
 from tests.helpers import corpus_text
 from tests.oracles import tiktoken_reference
-from tokenizer import get_encoding, train
+from tokenizer import Tokenizer, get_encoding, train
 from tokenizer._reference import merge, pair_counts
 from tokenizer.patterns import resolve_pattern
 from tokenizer.stats import prefix_tokenizer
@@ -102,8 +102,21 @@ def test_a_corpus_that_is_not_theirs_is_refused(first_and_lexical):
     a, b = first_and_lexical
     with pytest.raises(ValueError, match="not the corpus a was trained on"):
         diff(a, b, corpus=corpus_text("tinyshakespeare.txt", 50_000))
-    with pytest.raises(ValueError, match="trained here"):
-        diff(get_encoding("gpt2"), get_encoding("r50k_base"), corpus="x")
+    with pytest.raises(ValueError, match="the two rank orders are identical: leave it out"):
+        diff(get_encoding("gpt2"), get_encoding("r50k_base"), corpus="x")  # was "... trained here diverge"
+
+
+def test_a_corpus_where_there_is_no_training_divergence_says_why(first_and_lexical):
+    """The message was "a training corpus only explains where two tokenizers trained here
+    diverge" also for two identical trainings, and said no fix."""
+    a, b = first_and_lexical
+    with pytest.raises(ValueError, match="the two rank orders are identical: leave it out"):
+        diff(a, a, corpus="x")
+    bare = Tokenizer(b.mergeable_ranks, b.pattern, name="bare")
+    with pytest.raises(ValueError, match="'bare' has no training record .*: leave it out"):
+        diff(a, bare, corpus="x")
+    with pytest.raises(ValueError, match="they differ already at rank 0, among the single bytes"):
+        diff(a, get_encoding("cl100k_base"), corpus="x")
 
 
 def test_imported_tokenizer_json_diff_equals_hf_vocab(tmp_path):

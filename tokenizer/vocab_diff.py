@@ -85,8 +85,21 @@ def diff(a: Tokenizer, b: Tokenizer, *, corpus: Any = None) -> dict[str, Any]:
     if rank is not None and rank >= 256 and _trained_here(a) and _trained_here(b):
         result["divergence"] = divergence(a, b, rank, corpus=corpus)
     elif corpus is not None:
-        raise ValueError("a training corpus only explains where two tokenizers trained here diverge")
+        raise ValueError(
+            f"a training corpus explains where two trainings diverge, but {_no_divergence(a, b, rank)}: leave it out"
+        )
     return result
+
+
+def _no_divergence(a: Tokenizer, b: Tokenizer, rank: int | None) -> str:
+    """Why a corpus explains nothing here (the comparison has no training divergence)."""
+    if rank is None:
+        return "the two rank orders are identical"
+    if rank < 256:
+        return f"they differ already at rank {rank}, among the single bytes"
+    untrained = [tok.name for tok in (a, b) if not _trained_here(tok)]
+    verb = "have" if len(untrained) > 1 else "has"
+    return f"{' and '.join(map(repr, untrained))} {verb} no training record (not trained by this library)"
 
 
 def _trained_here(tok: Tokenizer) -> bool:
