@@ -64,6 +64,14 @@ def form_int(form: MultiDict, field: str, *, default: int | None, lo: int, hi: i
     return value
 
 
+def check_fields_once(form: MultiDict) -> None:
+    """Each field at most once: form.get reads the first, so a second `text` (or vocab_size,
+    name, ...) was dropped without a word. Files ('corpus', 'base_file') may repeat."""
+    for field, values in form.lists():
+        if len(values) > 1:
+            raise ApiError(400, f"field {field[:40]!r} was sent {len(values)} times; send each field once")
+
+
 def tie_break(form: MultiDict) -> str:
     value = form.get("tie_break", "").strip() or "first"
     if value not in TIE_BREAKS:

@@ -486,3 +486,13 @@ def test_long_base_file_names_are_cut_not_a_500(full):
     body, content_type = multipart({"add": b"10", "text": GOOD})
     resp, _ = send(full, pair + body, content_type)
     assert resp.status_code == 202, resp.get_json()
+
+
+@pytest.mark.parametrize("field", ["text", "vocab_size", "name", "pattern"])
+def test_a_field_sent_twice_is_refused_not_half_read(full, field):
+    """form.get reads the first of two: text=aaa&text=<the corpus> trained on 'aaa' alone,
+    vocab_size=300&vocab_size=5000 at 300, without a word."""
+    fields = {"vocab_size": b"300", "text": GOOD, "name": b"a", "pattern": b"gpt2"}
+    body = urlencoded(fields) + b"&" + urlencoded({field: fields[field]})
+    resp, seconds = send(full, body, "application/x-www-form-urlencoded")
+    assert_refused(resp, seconds, 400, f"field {field!r} was sent 2 times; send each field once")
