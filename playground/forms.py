@@ -64,10 +64,21 @@ def form_int(form: MultiDict, field: str, *, default: int | None, lo: int, hi: i
     return value
 
 
-def check_fields_once(form: MultiDict) -> None:
-    """Each field at most once: form.get reads the first, so a second `text` (or vocab_size,
-    name, ...) was dropped without a word. Files ('corpus', 'base_file') may repeat."""
+# every field a train request may send (besides the files 'corpus' and 'base_file')
+FIELDS = ("text", "vocab_size", "name", "pattern", "regex", "special_tokens", "tie_break", "min_frequency")
+FIELDS += ("base", "add", "corpus", "base_file")  # the last two as text: an upload that is not a file
+
+
+def check_fields(form: MultiDict) -> None:
+    """Each field known, and at most once: form.get reads the first, so a second `text` (or
+    vocab_size, name, ...) was dropped without a word, and so was a misspelled tie-break=lexical.
+    Files ('corpus', 'base_file') may repeat."""
     for field, values in form.lists():
+        if field not in FIELDS:
+            raise ApiError(
+                400,
+                f"unknown field {field[:40]!r}; the fields of a train request are: {', '.join(FIELDS[:-2])}",
+            )
         if len(values) > 1:
             raise ApiError(400, f"field {field[:40]!r} was sent {len(values)} times; send each field once")
 

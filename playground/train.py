@@ -111,7 +111,7 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
             f"and the files of a base tokenizer in {forms.BASE_FILE_FIELD!r}",
         )
     form = request.form
-    forms.check_fields_once(form)
+    forms.check_fields(form)
     base = forms.resolve_base(form, cfg["DATA_DIR"], uploaded=bool(base_files))
     if base is None and not base_files:
         vocab_size = forms.form_int(form, "vocab_size", default=None, lo=MIN_VOCAB, hi=cfg["MAX_VOCAB"])

@@ -496,3 +496,12 @@ def test_a_field_sent_twice_is_refused_not_half_read(full, field):
     body = urlencoded(fields) + b"&" + urlencoded({field: fields[field]})
     resp, seconds = send(full, body, "application/x-www-form-urlencoded")
     assert_refused(resp, seconds, 400, f"field {field!r} was sent 2 times; send each field once")
+
+
+def test_an_unknown_field_is_refused_not_ignored(full):
+    """tie-break=lexical (a dash for the underscore) trained with the default rule, min_freq=5
+    with 2, without a word."""
+    body = urlencoded({"vocab_size": b"300", "text": GOOD, "tie-break": b"lexical"})
+    resp, seconds = send(full, body, "application/x-www-form-urlencoded")
+    assert_refused(resp, seconds, 400, "unknown field 'tie-break'; the fields of a train request are: text,")
+    assert "tie_break" in resp.get_json()["error"]
