@@ -8,6 +8,8 @@ through HF's own pre-tokenizer on the pieces it is given.
 
 from __future__ import annotations
 
+import json
+import time
 import unicodedata
 
 import pytest
@@ -15,8 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenizer._hf_normalization import HF_UNKNOWN
+from tokenizer.hf_export import to_hf_json
+from tokenizer.loading import from_hf_json
 from tokenizer.preparation import (
     CHUNK,
+    MAX_STEPS,
     NORMALIZATIONS,
     SEGMENT,
     Preparation,
@@ -25,6 +30,8 @@ from tokenizer.preparation import (
     parse_ranges,
     with_space,
 )
+from tokenizer.readers import read_texts
+from tokenizer.train import train
 
 hf = pytest.importorskip("tokenizers")
 from tokenizers import normalizers  # noqa: E402
@@ -143,3 +150,22 @@ def test_what_a_normalization_may_change_is_named():
     assert changed_char(("NFKC",), "  ") == " "  # NFKC makes spaces (U+00A0 -> U+0020)
     assert changed_char(("NFC",), "a<") == "a"  # a + U+0301 composes; < + U+0338 too
     assert changed_char(("NFC",), "\u8c48") == "\u8c48"  # U+F900 becomes it
+
+
+def test_more_steps_than_a_tokenizer_has_are_refused_before_any_runs():
+    """A normalizer Sequence of 100,000 NFCs (a 1.3 MB tokenizer.json) loaded, and encoding 12 KB
+    then took 114 s: every step runs over all the text at each encode."""
+    hf = to_hf_json(train("hello world " * 20, 260))
+    hf["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "NFC"}] * 100_000}
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="^bad.json: normalizer has 100,000 steps; at most 16 are loaded"):
+        from_hf_json(hf, "bad.json")
+    hf["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "NFC"}] * MAX_STEPS}
+    assert from_hf_json(hf, "ok.json").preparation.normalizers == ("NFC",) * MAX_STEPS
+    ours = train("hello world " * 20, 260).to_json()
+    ours["preparation"] = {"pre_splits": [r"\w+|\W"] * 10_000}
+    with pytest.raises(ValueError, match=r"^ours.json: preparation.pre_splits has 10,000 steps"):
+        read_texts(None, json.dumps(ours), None, "ours.json")
+    with pytest.raises(ValueError, match="normalizers has 17 steps"):
+        Preparation(("NFC",) * 17)
+    assert time.perf_counter() - started < 2

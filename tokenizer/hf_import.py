@@ -52,7 +52,15 @@ from typing import Any, NamedTuple
 
 from .hf_conventions import bytes_to_unicode, regex_from_oniguruma
 from .patterns import NO_SPLIT, PATTERNS
-from .preparation import CHUNK, NORMALIZATIONS, SEGMENT, Preparation, changed_char, unicode_checked
+from .preparation import (
+    CHUNK,
+    NORMALIZATIONS,
+    SEGMENT,
+    Preparation,
+    changed_char,
+    check_step_count,
+    unicode_checked,
+)
 from .regex_check import check_hf_split_regex
 from .validate import TokenizerFileError, check_id, check_special_count, check_type
 
@@ -131,6 +139,7 @@ def _normalizers(normalizer: Any, source: str) -> tuple[str, ...]:
     steps = normalizer.get("normalizers") if is_sequence else [normalizer]
     if not isinstance(steps, list):
         _refuse(source, "normalizer", _kind(normalizer))
+    check_step_count(len(steps), source, "normalizer")
     forms = tuple(step.get("type") if isinstance(step, dict) else None for step in steps)
     others = [_kind(step) for step, form in zip(steps, forms, strict=True) if form not in NORMALIZATIONS]
     if others:
@@ -160,6 +169,7 @@ def _pattern(pre: Any, source: str) -> tuple[str, str | None, tuple[str, ...]]:
     steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
     if not isinstance(steps, list) or not steps:
         _refuse(source, "pre_tokenizer", _kind(pre))
+    check_step_count(len(steps) - 1, source, "pre_tokenizer")  # the splits before ByteLevel
     *splits, last = steps
     if not isinstance(last, dict) or last.get("type") != "ByteLevel":
         _refuse(source, "pre_tokenizer", _kind(last), "the last step must be ByteLevel")

@@ -25,7 +25,7 @@ from typing import Any
 from . import formats
 from .hf_import import parse_hf
 from .patterns import NO_SPLIT, PATTERNS, is_named
-from .preparation import Preparation
+from .preparation import Preparation, check_step_count
 from .regex_check import check_backtracking, check_pre_split, check_split_regex
 from .validate import TokenizerFileError, check_disjoint, check_merges, check_special_tokens, check_type
 
@@ -184,6 +184,8 @@ def _saved_preparation(value: Any, source: str) -> Preparation | None:
     check_type(value, dict, source, "preparation", 'an object {"normalizers": [...], "prefix_space": ...}')
     normalizers = check_type(value.get("normalizers", []), list, source, "preparation.normalizers", "a list")
     pre_splits = check_type(value.get("pre_splits", []), list, source, "preparation.pre_splits", "a list")
+    check_step_count(len(normalizers), source, "preparation.normalizers")
+    check_step_count(len(pre_splits), source, "preparation.pre_splits")
     for i, pattern in enumerate(pre_splits):
         if isinstance(pattern, str) and pattern != NO_SPLIT and not is_named(pattern):
             try:
