@@ -213,8 +213,18 @@ def language_rows(
 # ----- vocabulary-size sweep ----------------------------------------------------------------
 
 
+# sizes in one sweep: a plot has a few dozen points (the page's default, powers of two, at most
+# 24), and each costs a cut of the vocabulary and a pass over the distinct chunks (~20 ms on
+# o200k and 20 KB of text), so a list of every size, 200,000 of them, took over an hour
+MAX_SWEEP_SIZES = 100
+
+
 def check_sweep_sizes(tok: Tokenizer, sizes: Sequence[int], *, name: str) -> None:
     """Sizes must be integers, strictly increasing, from 256 to the tokenizer's rank count."""
+    if len(sizes) > MAX_SWEEP_SIZES:
+        raise ValueError(
+            f"{len(sizes):,} sweep sizes; give at most {MAX_SWEEP_SIZES} (a plot needs a few dozen)"
+        )
     top = max(tok.mergeable_ranks.values()) + 1
     for k, v in enumerate(sizes):
         if not isinstance(v, int) or isinstance(v, bool):
