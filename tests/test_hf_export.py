@@ -281,3 +281,11 @@ def test_merges_of_very_long_tokens_are_found_in_linear_time():
     merges = merges_from_ranks(ranks)
     assert time.perf_counter() - started < 2.0
     assert merges == [(b"a" * 2**j, b"a" * 2**j) for j in range(20)]  # halves: the only cuts into tokens
+
+
+def test_a_special_token_that_clashes_with_the_vocabulary_says_which_way_and_the_fix():
+    """It said "special token '(' has the id or the text of an ordinary token": '(' is the byte
+    token 40's text in tokenizer.json, and nothing said what to do."""
+    tok = train("hello world " * 20, 260, special_tokens=["("])
+    with pytest.raises(ValueError, match=r"special token '\(' is the text of ordinary token 40 .* rename it"):
+        to_hf_json(tok)

@@ -117,16 +117,25 @@ def normalizer(preparation: Preparation | None) -> dict[str, Any] | None:
     return {"type": "Sequence", "normalizers": steps}
 
 
+def _check_special_clashes(tok: Tokenizer, vocab: dict[str, int]) -> None:
+    """tokenizer.json keys its vocabulary by text, in GPT-2's byte alphabet, where '(' is the
+    text of the byte token 40: a special token of that text has no place (ids cannot clash:
+    the Tokenizer refuses that)."""
+    for text in tok.special_tokens:
+        if text in vocab:
+            raise ValueError(
+                f"special token {text!r} is the text of ordinary token {vocab[text]} in tokenizer.json's "
+                "byte alphabet, which keys tokens by text; rename it (e.g. <|...|>) to export it"
+            )
+
+
 def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
     """The `tokenizer.json` content (a dict) for `tok`."""
     ranks = tok.mergeable_ranks
     vocab = {token_string(token): rank for token, rank in sorted(ranks.items(), key=lambda kv: kv[1])}
     if len(set(vocab.values())) != len(vocab):
         raise ValueError(f"tokenizer {tok.name!r}: two tokens share a rank; HF needs one id per token")
-    ids = set(vocab.values())
-    clashes = [s for s, i in tok.special_tokens.items() if i in ids or s in vocab]
-    if clashes:
-        raise ValueError(f"special token {clashes[0]!r} has the id or the text of an ordinary token")
+    _check_special_clashes(tok, vocab)
     # HF numbers added tokens after the model's vocabulary unless the model has them: listing
     # them there keeps ids across gaps (cl100k_base has no 100256; <|endoftext|> is 100257).
     vocab.update(tok.special_tokens)
