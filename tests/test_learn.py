@@ -193,7 +193,7 @@ def test_classic_cannot_be_adopted_and_says_why():
         ({"corpus": "abc", "num_merges": 2001}, "between 0 and 2000"),
         ({"corpus": "abc", "num_merges": True}, "must be an integer"),
         ({"corpus": "abc", "min_frequency": 0}, ">= 1"),
-        ({"corpus": "abc", "pattern": "(unclosed"}, "invalid split pattern"),
+        ({"corpus": "abc", "pattern": "(unclosed"}, "invalid regex: missing \\)"),
         ({"corpus": "abc", "action": "jump"}, "action"),
         ([1, 2], "must be an object"),
     ],
@@ -224,3 +224,14 @@ def test_a_100kb_corpus_answers_in_bounded_time_and_size():
         assert result["steps"] and result["view"]["truncated"]
         assert size < 1_000_000, (request, size)  # classic, 2000 steps: about 810 KB
         assert seconds < 30, (request, seconds)
+
+
+def test_a_custom_pattern_gets_the_split_regex_checks():
+    """(?:a|a)+b on a corpus with a run of 40 a's hung (no probe ran); a capturing group split
+    into the groups' text alone."""
+    request = {"corpus": "a" * 40 + " low lower", "mode": "bytes", "num_merges": 5}
+    with pytest.raises(ValueError, match="backtracks catastrophically"):
+        learn.handle({**request, "pattern": r"(?:a|a)+b|\S"})
+    with pytest.raises(ValueError, match="has 1 capturing group"):
+        learn.handle({**request, "pattern": r"(a)|\S"})
+    assert learn.handle({**request, "pattern": r"\w+|\s"})["num_merges"] == 5

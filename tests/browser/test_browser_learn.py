@@ -154,7 +154,7 @@ def test_learn_view_steps_like_python(app_page: Page):
     expect_step(page, custom, 2)
     regex.fill("(unclosed")
     page.get_by_test_id("learn-step").click()
-    expect(page.get_by_test_id("learn-error")).to_contain_text("invalid split pattern")
+    expect(page.get_by_test_id("learn-error")).to_contain_text("invalid regex: missing )")
     # \w and \b mean the `regex` package's word class, in the worker's re translation too.
     regex.fill(r"\b\w+\b|\W+")
     words = learn.handle({**request, "corpus": "the cat sat the mat, the cat sat", "pattern": r"\b\w+\b|\W+"})

@@ -36,7 +36,8 @@ from typing import Any
 from .. import classic
 from ..core import Tokenizer
 from ..counting import chunk_spans, count_chunks
-from ..patterns import NO_SPLIT, compile_pattern
+from ..patterns import NO_SPLIT, PATTERNS, compile_pattern, is_named
+from ..regex_check import check_split_regex
 from ..train import learn_merges
 
 MAX_CORPUS_BYTES = 100 * 1024
@@ -88,6 +89,8 @@ def parse_request(request: Any) -> Request:
     pattern = request.get("pattern", "gpt4")
     if not isinstance(pattern, str) or not pattern:
         raise ValueError("pattern must be a pattern name, a regex or 'none'")
+    if pattern != NO_SPLIT and pattern not in PATTERNS and not is_named(pattern):
+        check_split_regex(pattern)  # (?:a|a)+b hung on a run of 40 a's; a capturing group dropped text
     tie_break = request.get("tie_break", "first")
     if tie_break not in ("first", "lexical"):
         raise ValueError(f"tie_break must be 'first' or 'lexical', got {tie_break!r}")
