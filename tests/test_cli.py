@@ -146,6 +146,11 @@ def test_outputs_are_checked_before_any_work(tmp_path, capsys, monkeypatch):
         (["extend", "gpt2", "c.txt", "--add", "3", "-q", "-o", "missing/e"], "the folder missing does not"),
         (["count", "c.txt", "-q", "-o", "folder"], "-o folder: folder is a directory; give a file name"),
         (["export", "gpt2", "-o", "missing/tokenizer.json"], "the folder missing does not exist"),
+        # was "the folder c.txt does not exist; create it first (mkdir -p c.txt)"
+        (
+            ["count", "c.txt", "-q", "-o", "c.txt/c.gz"],
+            "-o c.txt/c.gz: c.txt is a file, not a folder; write into",
+        ),
         (["classic", "learn", "c.txt", "-s", "5", "-o", "folder"], "folder is a directory"),
         (["classic", "apply", "c.txt", "-c", "c.txt", "-o", "missing/out"], "the folder missing does not"),
     ]

@@ -101,6 +101,8 @@ def check_output(out: str, *, stem: bool = False, inputs: Iterable[str | Path] =
             raise ValueError(f"-o {out}: {target} is a directory; give {kind} (inside it: {target}/NAME)")
         _check_replaceable(out, target, kind)
         _check_not_an_input(out, target, inputs)
+    if path.parent.exists() and not path.parent.is_dir():
+        raise ValueError(f"-o {out}: {path.parent} is a file, not a folder; write into a folder: FOLDER/NAME")
     if not path.parent.is_dir():
         raise ValueError(
             f"-o {out}: the folder {path.parent} does not exist; create it first (mkdir -p {path.parent})"
