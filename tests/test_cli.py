@@ -216,6 +216,9 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, monkeypatch):
         assert main(argv) == 2, argv
         assert message in capsys.readouterr().err, argv
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    # a reference encoding's name reads no file: exporting it again over its export is fine
+    assert main(["export", "gpt2", "-o", "gpt2.json"]) == 0
+    assert main(["export", "gpt2", "-o", "gpt2.json"]) == 0
 
 
 def test_an_output_that_is_not_a_file_is_refused(tmp_path, capsys, monkeypatch):

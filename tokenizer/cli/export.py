@@ -21,15 +21,19 @@ def export_minbpe(tok: Tokenizer, path: str) -> None:
 EXPORTERS = {"hf": export_hf, "minbpe": export_minbpe}  # format name -> writer(tokenizer, path)
 
 
+def is_reference(source: str) -> bool:
+    """A reference encoding's name, unless a file of that name exists."""
+    return source in list_encodings() and not Path(source).exists()
+
+
 def load_source(source: str, pattern: str) -> Tokenizer:
-    """A reference encoding by name (unless a file of that name exists), else any tokenizer file."""
-    if source in list_encodings() and not Path(source).exists():
-        return get_encoding(source)
-    return load_file(source, pattern=pattern)
+    """A reference encoding by name, else any tokenizer file."""
+    return get_encoding(source) if is_reference(source) else load_file(source, pattern=pattern)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    check_output(args.output, inputs=tokenizer_files(args.source))
+    # `export gpt2 -o gpt2.json` run twice reads the reference encoding both times
+    check_output(args.output, inputs=[] if is_reference(args.source) else tokenizer_files(args.source))
     pattern = split_pattern(args.pattern)  # a name, as train's --pattern: a typo is not a regex
     EXPORTERS[args.format](load_source(args.source, pattern), args.output)
     return 0
