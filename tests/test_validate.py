@@ -241,3 +241,15 @@ def test_too_many_special_tokens_in_a_file_are_refused_before_building(tmp_path,
     (tmp_path / "tokenizer.json").write_text(json.dumps(hf), encoding="utf-8")
     with pytest.raises(TokenizerFileError, match=f"added_tokens has {n:,} tokens"):
         load_file(tmp_path / "tokenizer.json")
+
+
+def test_nan_and_infinity_are_not_json(tmp_path):
+    """Python's json read NaN in a .json's metadata; the server then listed it as is and the
+    page's JSON.parse refused the whole list of tokenizers."""
+    tok = train("hello world " * 20, 260)
+    tok.metadata["statistics"] = {"seconds": float("nan")}
+    tok.save(tmp_path / "t")
+    with pytest.raises(
+        TokenizerFileError, match=r"t.json: invalid JSON: NaN is not a JSON value; write a number"
+    ):
+        load_file(tmp_path / "t")

@@ -73,7 +73,7 @@ def parse_json(text: str, source: str) -> dict[str, Any]:
             f"{MAX_JSON_DEPTH}); the file is not a tokenizer, or it is damaged"
         )
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, parse_constant=_not_json)
     except json.JSONDecodeError as e:
         raise TokenizerFileError(f"{source}:{e.lineno}: invalid JSON: {e.msg}") from None
     except (ValueError, RecursionError) as e:  # e.g. an integer of more than 4,300 digits
@@ -81,6 +81,12 @@ def parse_json(text: str, source: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise TokenizerFileError(f"{source}: expected a JSON object at the top level")
     return obj
+
+
+def _not_json(constant: str) -> None:
+    """NaN and Infinity, which Python's json reads but JSON has not: the server listed such
+    metadata as is, and the page's JSON.parse refused the whole list."""
+    raise ValueError(f"{constant} is not a JSON value; write a number or null")
 
 
 def decode_utf8(data: bytes, source: str) -> str:
