@@ -246,3 +246,20 @@ def test_an_output_that_is_not_a_file_is_refused(tmp_path, capsys, monkeypatch):
         assert main(argv) == 2, argv
         assert message in capsys.readouterr().err, argv
     assert (tmp_path / "link").is_symlink() and (tmp_path / "fifo").is_fifo()
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_before_the_work(tmp_path, capsys, monkeypatch):
+    """A read-only folder failed only at the save, after the whole training. (os.access is what
+    says so: root may write into a chmod 555 folder, not onto a read-only file system.)"""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.txt").write_text("hello world " * 20, encoding="utf-8")
+    (tmp_path / "ro").mkdir()
+    real_access = os.access
+    monkeypatch.setattr(
+        os, "access", lambda path, mode: os.path.basename(path) != "ro" and real_access(path, mode)
+    )
+    trained = []
+    monkeypatch.setattr("tokenizer.cli.train.train", lambda *a, **k: trained.append(1))
+    assert main(["train", "c.txt", "-v", "300", "-q", "-o", "ro/t"]) == 2
+    assert "-o ro/t: the folder ro cannot be written to (a read-only file system" in capsys.readouterr().err
+    assert not trained

@@ -83,10 +83,10 @@ def _not_a_text_file(path: Path) -> str | None:
 
 def check_output(out: str, *, stem: bool = False, inputs: Iterable[str | Path] = ()) -> Path:
     """Refuse an -o that cannot be written, before any work (a long training used to fail only
-    when it saved): no file name, a folder, a folder that does not exist, or one of the command's
-    `inputs` (`count c.txt -o c.txt` replaced the corpus by its table). `stem`: OUT_STEM,
-    which becomes OUT_STEM.tiktoken + OUT_STEM.json (a .json or .tiktoken suffix is dropped, as
-    Tokenizer.save does); returns the path, or the stem."""
+    when it saved): no file name, a folder, a folder that does not exist or is read-only, a
+    device or link, or one of the command's `inputs` (`count c.txt -o c.txt` replaced the corpus
+    by its table). `stem`: OUT_STEM, which becomes OUT_STEM.tiktoken + OUT_STEM.json (a .json or
+    .tiktoken suffix is dropped, as Tokenizer.save does); returns the path, or the stem."""
     kind = "a file name stem, e.g. my_tok" if stem else "a file name"
     if not out.strip() or out.endswith(("/", os.sep)):
         raise ValueError(f"-o {out!r} names no file: give {kind} (inside a folder: FOLDER/NAME)")
@@ -101,13 +101,21 @@ def check_output(out: str, *, stem: bool = False, inputs: Iterable[str | Path] =
             raise ValueError(f"-o {out}: {target} is a directory; give {kind} (inside it: {target}/NAME)")
         _check_replaceable(out, target, kind)
         _check_not_an_input(out, target, inputs)
-    if path.parent.exists() and not path.parent.is_dir():
-        raise ValueError(f"-o {out}: {path.parent} is a file, not a folder; write into a folder: FOLDER/NAME")
-    if not path.parent.is_dir():
-        raise ValueError(
-            f"-o {out}: the folder {path.parent} does not exist; create it first (mkdir -p {path.parent})"
-        )
+    _check_folder(out, path.parent)
     return path
+
+
+def _check_folder(out: str, folder: Path) -> None:
+    """The output's folder exists and can be written to."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"-o {out}: {folder} is a file, not a folder; write into a folder: FOLDER/NAME")
+    if not folder.is_dir():
+        raise ValueError(f"-o {out}: the folder {folder} does not exist; create it first (mkdir -p {folder})")
+    if not os.access(folder, os.W_OK | os.X_OK):  # else a whole training, then the save failed
+        raise ValueError(
+            f"-o {out}: the folder {folder} cannot be written to (a read-only file system, or no "
+            "permission); choose another folder"
+        )
 
 
 def _check_replaceable(out: str, target: Path, kind: str) -> None:
