@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.resources
 import lzma
+import re
 
 import pytest
 import tiktoken
@@ -180,3 +181,35 @@ def test_split_returns_chunks():
         "42",
         "!",
     ]
+
+
+def test_text_that_is_not_a_str_is_a_type_error_that_says_so():
+    """split(5) and encode_ordinary(None) were AttributeErrors about `isascii`."""
+    enc = get_encoding("gpt2")
+    for method in (enc.split, enc.encode, enc.encode_ordinary):
+        for bad in (5, None, b"hi"):
+            with pytest.raises(TypeError, match=f"text must be a str, not {type(bad).__name__}"):
+                method(bad)
+
+
+def test_save_refuses_what_it_would_replace_or_cannot_name(tmp_path):
+    """save('') said "PosixPath('.') has an empty name"; a stem whose file is a folder, a pipe or
+    a symbolic link was replaced by the rename (as root, a device too)."""
+    import os
+
+    tok = get_encoding("gpt2")
+    for stem in ("", ".", ".."):
+        with pytest.raises(ValueError, match="save needs a file name stem such as 'my_tok'"):
+            tok.save(stem)
+    (tmp_path / "dir.tiktoken").mkdir()
+    os.mkfifo(tmp_path / "pipe.tiktoken")
+    (tmp_path / "elsewhere.txt").write_text("keep")
+    (tmp_path / "link.tiktoken").symlink_to(tmp_path / "elsewhere.txt")
+    cases = {"dir": "is a folder", "pipe": "is a device, pipe or socket", "link": "is a symbolic link (to "}
+    for stem, message in cases.items():
+        with pytest.raises(ValueError, match=re.escape(message)):
+            tok.save(tmp_path / stem)
+    assert (tmp_path / "link.tiktoken").is_symlink() and (tmp_path / "elsewhere.txt").read_text() == "keep"
+    tok.save(tmp_path / "ok")
+    tok.save(tmp_path / "ok")  # a regular file is replaced, as before
+    assert Tokenizer.load(tmp_path / "ok").encode("hello world") == tok.encode("hello world")

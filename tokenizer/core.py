@@ -177,12 +177,14 @@ class Tokenizer:
     def split(self, text: str) -> list[str]:
         """The pre-tokenization chunks of `text` (merges never cross them). With a preparation
         they are chunks of the prepared text (normalized, with HF's prefix space), as merged."""
+        _check_text(text)
         if self.preparation is None:
             return self._splitter.findall(text)
         return self.preparation.chunks(text, self._splitter)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ignoring special tokens (their text is encoded as ordinary text)."""
+        _check_text(text)
         split = self._splitter.findall if self.preparation is None else self.split
         try:
             return self._encode_chunks(split(text))
@@ -204,6 +206,7 @@ class Tokenizer:
         one raises ValueError (it usually means untrusted text is pretending to be a
         control token); anything else is ordinary text.
         """
+        _check_text(text)
         allowed = self.check_special(text, allowed_special, disallowed_special)
         allowed &= set(self.special_tokens)
         if not allowed:
@@ -514,6 +517,11 @@ class Tokenizer:
     def save(self, stem: str | os.PathLike) -> None:
         """Write STEM.tiktoken (tiktoken's rank format) and STEM.json (everything else)."""
         stem = _strip_suffix(Path(stem))
+        if not stem.name or stem.name in (".", ".."):
+            raise ValueError(
+                f"save needs a file name stem such as 'my_tok' (it writes my_tok.tiktoken and my_tok.json), "
+                f"got {str(stem)!r}"
+            )
         formats.write_tiktoken(stem.with_name(stem.name + ".tiktoken"), self.mergeable_ranks)
         formats.write_json(stem.with_name(stem.name + ".json"), self.to_json())
 
@@ -556,6 +564,11 @@ class Tokenizer:
                 "belong to different tokenizers (save them again together, or remove one)"
             )
         return tok
+
+
+def _check_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, not {type(text).__name__}; decode bytes first (bytes.decode())")
 
 
 def _strip_suffix(path: Path) -> Path:

@@ -49,8 +49,11 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """A binary file that becomes `path` when the block ends, all at once (for writers that
-    stream: no copy of the content in memory); on an error the temp file is removed."""
+    stream: no copy of the content in memory); on an error the temp file is removed. Only a
+    regular file (or nothing) is replaced: the rename would put a file where a device, pipe or
+    symbolic link was (as root, `/dev/null` itself), and a folder cannot be."""
     path = Path(path)
+    _check_target(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     except OSError as e:  # about the file asked for, not the temp name the user never chose
@@ -68,6 +71,20 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
         except FileNotFoundError:
             pass
         raise
+
+
+def _check_target(path: Path) -> None:
+    """ValueError unless `path` names a file that is a regular file or does not exist yet."""
+    if not path.name or path.name in (".", ".."):
+        raise ValueError(f"{str(path)!r} names no file: give a file name")
+    if path.is_symlink():
+        raise ValueError(
+            f"{path} is a symbolic link (to {os.readlink(path)}); saving replaces the link itself, "
+            "not the file it points to: give the target's path, or remove the link"
+        )
+    if path.exists() and not path.is_file():
+        kind = "a folder" if path.is_dir() else "a device, pipe or socket"
+        raise ValueError(f"{path} is {kind}, which saving would replace; give a file name")
 
 
 def _read_umask() -> int:
