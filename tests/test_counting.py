@@ -222,6 +222,7 @@ HEADER = b'{"format": "bpe-playground-counts", "version": 2, "pattern": "x"}\n'
         (HEADER + b"[" * 100_000 + b"\n", "line 2: corrupt count table (nested too deeply)"),
         (HEADER + b'["a", ' + b"9" * 5000 + b"]\n", "line 2: corrupt count table (Exceeds the limit"),
         (HEADER + b'["a", true]\n', "line 2 is not a [chunk, count] pair"),
+        (HEADER + b'["ab", 2]\n["x\\ud800y", 3]\n', "the chunk 'x\\ud800y' holds a lone surrogate"),
         (
             b'{"format": "bpe-playground-counts", "version": 2}\n',
             "'pattern' (and 'pattern_name') must be strings",

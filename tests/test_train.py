@@ -506,3 +506,14 @@ def test_special_tokens_are_a_bounded_list():
     with pytest.raises(ValueError, match="repeated: '<1>'"):
         train("hello world " * 5, 260, special_tokens=[f"<{i}>" for i in range(65_535)] + ["<1>"])
     assert time.perf_counter() - started < 2
+
+
+def test_a_min_chunk_count_that_drops_every_chunk_says_so():
+    """It stopped with "no pair occurs 2 or more times", as if the corpus had no pairs."""
+    tok = train(["hello world, hello there"] * 3, 300, min_chunk_count=10**23)
+    assert (
+        tok.metadata["stop_reason"]
+        == "min_chunk_count=100000000000000000000000 dropped every chunk: none occurs that often"
+    )
+    tok = train(["hello world, hello there"] * 3, 300, min_chunk_count=2)
+    assert "min_chunk_count" not in (tok.metadata["stop_reason"] or "")

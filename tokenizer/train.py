@@ -217,6 +217,7 @@ def train(
             while_waiting=load_numpy,  # the merge engine's bulk path: imported while workers count
         )
     t1 = time.perf_counter()
+    emptied = min_chunk_count > 1 and not chunk_counts
     result = learn_merges(
         _drained(chunk_counts),  # the table is freed once the words are packed
         vocab_size - 256,
@@ -225,6 +226,8 @@ def train(
         progress=progress,
         trace=trace,
     )
+    if emptied and result.stop_reason is not None:  # say why, not just that no pair is left
+        result.stop_reason = f"min_chunk_count={min_chunk_count} dropped every chunk: none occurs that often"
     seconds = {"count": round(t1 - t0, 3), **result.seconds}
     metadata = {
         "trainer": "heap",
