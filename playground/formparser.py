@@ -24,6 +24,7 @@ from typing import IO, Any
 from urllib.parse import unquote_to_bytes
 
 from werkzeug.datastructures import FileStorage, MultiDict
+from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.formparser import FormDataParser, MultiPartParser
 from werkzeug.sansio.multipart import Data, Epilogue, Field, File, MultipartDecoder, NeedData
 
@@ -84,7 +85,12 @@ class BoundedFormParser(FormDataParser):
         size = 0
         while True:
             data = stream.read(READ_BLOCK)
-            decoder.receive_data(data or None)
+            try:
+                decoder.receive_data(data or None)
+            except RequestEntityTooLarge:  # parts are consumed as they come: this is text before any
+                raise ValueError(  # boundary, not a big upload (which the 413 of MAX_UPLOAD_BYTES says)
+                    f"no part boundary within its first {human_size(self.max_form_memory_size)}"
+                ) from None
             event = decoder.next_event()
             while not isinstance(event, (Epilogue, NeedData)):
                 if isinstance(event, Field):
