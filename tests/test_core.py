@@ -205,7 +205,11 @@ def test_save_refuses_what_it_would_replace_or_cannot_name(tmp_path):
     os.mkfifo(tmp_path / "pipe.tiktoken")
     (tmp_path / "elsewhere.txt").write_text("keep")
     (tmp_path / "link.tiktoken").symlink_to(tmp_path / "elsewhere.txt")
-    cases = {"dir": "is a folder", "pipe": "is a device, pipe or socket", "link": "is a symbolic link (to "}
+    cases = {
+        "dir": "is a folder",
+        "pipe": "is a device, pipe or socket",
+        "link": "is a symbolic link; a save replaces the link itself",
+    }
     for stem, message in cases.items():
         with pytest.raises(ValueError, match=re.escape(message)):
             tok.save(tmp_path / stem)

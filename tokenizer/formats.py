@@ -53,7 +53,7 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
     regular file (or nothing) is replaced: the rename would put a file where a device, pipe or
     symbolic link was (as root, `/dev/null` itself), and a folder cannot be."""
     path = Path(path)
-    _check_target(path)
+    check_save_target(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     except OSError as e:  # about the file asked for, not the temp name the user never chose
@@ -73,18 +73,20 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
         raise
 
 
-def _check_target(path: Path) -> None:
-    """ValueError unless `path` names a file that is a regular file or does not exist yet."""
+def check_save_target(path: Path) -> None:
+    """ValueError unless `path` names a regular file or nothing yet: a save writes a new file and
+    renames it over `path`, which would put a file where a device (as root, /dev/null itself),
+    a pipe or a symbolic link (the link, not what it points to) was; a folder cannot be."""
     if not path.name or path.name in (".", ".."):
         raise ValueError(f"{str(path)!r} names no file: give a file name")
     if path.is_symlink():
         raise ValueError(
-            f"{path} is a symbolic link (to {os.readlink(path)}); saving replaces the link itself, "
-            "not the file it points to: give the target's path, or remove the link"
+            f"{path} is a symbolic link; a save replaces the link itself, not what it points to: "
+            f"give the file's own path ({os.path.realpath(path)}) or another name"
         )
     if path.exists() and not path.is_file():
         kind = "a folder" if path.is_dir() else "a device, pipe or socket"
-        raise ValueError(f"{path} is {kind}, which saving would replace; give a file name")
+        raise ValueError(f"{path} is {kind}, which a save would replace; give a file name")
 
 
 def _read_umask() -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..core import Tokenizer
 from ..encodings import get_encoding, list_encodings
-from ..formats import named_os_error
+from ..formats import check_save_target, named_os_error
 from ..loading import load_file
 from ..readers import SAVED_SUFFIXES
 from ..regex_check import MAX_SAMPLE_CHARS
@@ -99,7 +99,7 @@ def check_output(out: str, *, stem: bool = False, inputs: Iterable[str | Path] =
     for target in targets:
         if target.is_dir():
             raise ValueError(f"-o {out}: {target} is a directory; give {kind} (inside it: {target}/NAME)")
-        _check_replaceable(out, target, kind)
+        _check_replaceable(out, target)
         _check_not_an_input(out, target, inputs)
     _check_folder(out, path.parent)
     return path
@@ -118,18 +118,12 @@ def _check_folder(out: str, folder: Path) -> None:
         )
 
 
-def _check_replaceable(out: str, target: Path, kind: str) -> None:
-    """A save writes a new file and renames it over `target`: over /dev/null (run as root) that
-    replaced the device by a file, over /dev/stdout (a link) the link."""
-    if target.is_symlink():
-        raise ValueError(
-            f"-o {out}: {target} is a symbolic link; a save replaces the link itself, not what it "
-            f"points to: give the file's own path ({os.path.realpath(target)}) or another name"
-        )
-    if target.exists() and not target.is_file():
-        raise ValueError(
-            f"-o {out}: {target} is a device, pipe or socket, which a save would replace; give {kind}"
-        )
+def _check_replaceable(out: str, target: Path) -> None:
+    """A save renames a new file over `target` (formats.check_save_target), checked before the work."""
+    try:
+        check_save_target(target)
+    except ValueError as e:
+        raise ValueError(f"-o {out}: {e}") from None
 
 
 def _check_not_an_input(out: str, target: Path, inputs: Iterable[str | Path]) -> None:
