@@ -428,8 +428,12 @@ def _reference(
 
 def _o200k_harmony() -> dict[str, Any]:
     # o200k_base's special tokens stay, so <|endofprompt|> and <|reserved_200018|> share 200018.
+    # tiktoken decodes 200018 as <|endofprompt|> (the order of its FxHashMap, which has no random
+    # seed: the same in every process); our decoder takes an id's last name, so that one goes last.
     extra = {HARMONY_NAMED.get(i, f"<|reserved_{i}|>"): i for i in HARMONY_IDS}
-    return _reference("o200k_harmony", base="o200k_base", extra=extra)
+    args = _reference("o200k_harmony", base="o200k_base", extra=extra)
+    args["special_tokens"]["<|endofprompt|>"] = args["special_tokens"].pop("<|endofprompt|>")
+    return args
 
 
 ENCODING_CONSTRUCTORS: dict[str, Callable[[], dict[str, Any]]] = {
