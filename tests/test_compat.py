@@ -270,6 +270,19 @@ def test_encode_to_numpy():
     assert got.tolist() == theirs.encode_to_numpy(text, allowed_special="all").tolist()
 
 
+@pytest.mark.parametrize("call", ["encode_with_unstable", "encode_to_numpy"])
+@pytest.mark.parametrize("text", ["ab\ud800cd <|endoftext|>", "\udfff hello", "x\ud800"])
+def test_lone_surrogates_raise_where_tiktoken_raises(call, text):
+    """encode repairs a lone surrogate; these two hand the text to tiktoken's Rust as it is."""
+    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    with pytest.raises(UnicodeEncodeError) as expected:
+        getattr(theirs, call)(text, allowed_special="all")
+    with pytest.raises(UnicodeEncodeError) as raised:
+        getattr(ours, call)(text, allowed_special="all")
+    assert str(raised.value) == str(expected.value)
+    assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+
+
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="Unknown encoding"):
         compat.get_encoding("cl200k_base")

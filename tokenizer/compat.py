@@ -22,7 +22,8 @@ a failed `explicit_n_vocab` check or a non-int `is_special_token` argument raise
 or TypeError where tiktoken asserts; ranks must hold all 256 single bytes and distinct ids
 (ValueError; tiktoken's Rust panics later, or at once); an empty `_encode_single_piece` is
 [] (a panic in tiktoken); and the reference encodings are built from the ranks this package
-ships, so nothing is ever downloaded.
+ships, so nothing is ever downloaded. Like tiktoken's, encode_with_unstable and
+encode_to_numpy raise UnicodeEncodeError on a lone surrogate that `encode` would replace.
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ class Encoding:
         import numpy as np
 
         ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        _require_utf8(text)
         return np.array(ids, dtype=np.uint32)
 
     def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
@@ -159,6 +161,7 @@ class Encoding:
         Like tiktoken's, and like its answer an unordered set (here sorted).
         """
         allowed = self._tokenizer.check_special(text, allowed_special, disallowed_special)
+        _require_utf8(text)
         tokens, last_len = self._encode_tracking_last_piece(text, allowed)
         if last_len == 0:  # nothing, or a special token, ends the text
             return tokens, []
@@ -375,6 +378,13 @@ class Encoding:
             if covered >= length:
                 return tuple(tokens[:n])
         return tuple(tokens)
+
+
+def _require_utf8(text: str) -> None:
+    """UnicodeEncodeError for a lone surrogate, as tiktoken's Rust raises when it receives the
+    text in the calls that skip `encode`'s surrogate repair (encode_with_unstable, encode_to_numpy)."""
+    if not text.isascii():
+        text.encode("utf-8")
 
 
 def _last_char(data: bytes) -> tuple[str, int] | None:
