@@ -157,6 +157,17 @@ def test_language_errors():
         )
 
 
+def test_udhr_headers_of_a_crlf_file():
+    # the \r was the last field's: code=eng\r was "no English section", name=English\r
+    text = "##### UDHR name=English code=eng\r\nhello\r\n##### UDHR code=fra name=French\r\nsalut\r\n"
+    sections = udhr_sections(text, source="crlf.txt")
+    check_languages(sections, source="crlf.txt")
+    assert [(s.code, s.name, s.text) for s in sections] == [
+        ("eng", "English", "hello\r\n"),
+        ("fra", "French", "salut\r\n"),
+    ]
+
+
 def test_corpora_folder_is_there():
     assert (CORPORA / "udhr_all.txt").is_file()
 

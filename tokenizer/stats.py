@@ -35,7 +35,7 @@ from .core import Tokenizer
 from .streaming import MAX_WORKERS, check_workers
 
 ENGLISH = "eng"  # the UDHR code parity is measured against
-UDHR_HEADER = re.compile(r"^##### UDHR (.*)$", re.MULTILINE)
+UDHR_HEADER = re.compile(r"^##### UDHR (.*?)\r?$", re.MULTILINE)  # a CRLF file's \r is no field's
 PARALLEL_MIN_CHUNKS = 20_000  # new distinct chunks below which forking helpers costs more than it saves
 _FIELD = re.compile(r"(\w+)=(.*?)(?= \w+=|$)")  # key=value; a value runs up to the next " key="
 
