@@ -457,6 +457,17 @@ def test_sweep_is_the_librarys_sweep_at_given_or_default_sizes():
         bridge.sweep("cl100k_base", text, [1000, 500])
 
 
+def test_stats_and_sweep_read_a_lone_surrogate_as_the_panels_do():
+    # the page's text may hold one (a JS string): both views failed with UnicodeEncodeError
+    text, read = "a\ud800b \udc00 x", "a\ufffdb \ufffd x"
+    got = json.loads(bridge.stats(json.dumps({"names": ["gpt2"], "text": text})))["results"][0]
+    assert got["tokens"] == len(get_encoding("gpt2").encode_ordinary(text))
+    assert got["bytes"] == len(read.encode())
+    swept = json.loads(bridge.sweep("gpt2", text, JsArray([300, 1000])))
+    assert swept["bytes"] == len(read.encode())
+    assert swept["sweep"] == json.loads(bridge.sweep("gpt2", read, JsArray([300, 1000])))["sweep"]
+
+
 def test_vocab_diff_is_diff_json():
     got = json.loads(bridge.vocab_diff("gpt2", "cl100k_base"))
     assert got == json.loads(

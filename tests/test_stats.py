@@ -157,6 +157,19 @@ def test_language_errors():
         )
 
 
+def test_lone_surrogates_count_as_the_encoder_reads_them():
+    # a str from JSON or the page may hold one; stats and sweep raised UnicodeEncodeError
+    tok = get_encoding("cl100k_base")
+    text = "a\ud800b \udc00 x \ud83d"
+    read = "a\ufffdb \ufffd x \ufffd"
+    assert text_stats(tok, text) == text_stats(tok, read)
+    assert text_stats(tok, text)["tokens"] == len(tok.encode_ordinary(text))
+    assert sweep(tok, [text], [300, 1000], name="c") == sweep(tok, [read], [300, 1000], name="c")
+    udhr = "##### UDHR code=eng name=English\nhi \ud800\n##### UDHR code=fra name=French\nsalut\n"
+    rows = language_rows(tok, udhr_sections(udhr), name="c")
+    assert next(r for r in rows if r["code"] == "eng")["bytes"] == len("hi \ufffd\n".encode())
+
+
 def test_udhr_headers_of_a_crlf_file():
     # the \r was the last field's: code=eng\r was "no English section", name=English\r
     text = "##### UDHR name=English code=eng\r\nhello\r\n##### UDHR code=fra name=French\r\nsalut\r\n"

@@ -2,7 +2,8 @@
 
 * `text_stats(tok, text)`: tokens, bytes (UTF-8), chars (code points) and words: maximal
   runs of non-whitespace characters, whitespace as `str.split()` sees it (str.isspace).
-  Special tokens' text is ordinary text (tiktoken's disallowed_special=()).
+  Special tokens' text is ordinary text (tiktoken's disallowed_special=()). A lone surrogate
+  (a str from JSON or JavaScript may hold one) is read as U+FFFD, as the encoder reads it.
 * `udhr_sections(text)`: the sections of a UDHR-style file, each introduced by a header
   line `##### UDHR code=eng lang=en ... name=English`; a section's text is everything
   after its header line up to the next header line or the end of the file.
@@ -40,11 +41,20 @@ PARALLEL_MIN_CHUNKS = 20_000  # new distinct chunks below which forking helpers 
 _FIELD = re.compile(r"(\w+)=(.*?)(?= \w+=|$)")  # key=value; a value runs up to the next " key="
 
 
+def well_formed(text: str) -> str:
+    """`text` with each lone surrogate as U+FFFD: what Tokenizer.encode_ordinary encodes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
 def chunk_counts(tok: Tokenizer, texts: Iterable[str]) -> Counter[str]:
     """How often each pre-tokenization chunk occurs in `texts`."""
     chunks: Counter[str] = Counter()
     for text in texts:
-        chunks.update(tok.split(text))
+        chunks.update(tok.split(well_formed(text)))
     return chunks
 
 
@@ -126,6 +136,7 @@ def _forked_lengths(tok: Tokenizer, chunks: list[str], workers: int) -> list[int
 def text_stats(
     tok: Tokenizer, text: str, *, workers: int = 1, memo: dict[str, int] | None = None
 ) -> dict[str, int]:
+    text = well_formed(text)
     return {
         "tokens": count_tokens(tok, text, workers=workers, memo=memo),
         "bytes": len(text.encode("utf-8")),
@@ -148,6 +159,7 @@ class Section:
 
 def udhr_sections(text: str, *, source: str = "<text>") -> list[Section]:
     """The sections of a UDHR-style text; ValueError when it has no header or a bad one."""
+    text = well_formed(text)
     headers = list(UDHR_HEADER.finditer(text))
     if not headers:
         raise ValueError(

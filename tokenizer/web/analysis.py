@@ -20,7 +20,7 @@ from typing import Any
 
 from ..audit import audit, unused_ids
 from ..core import Tokenizer
-from ..stats import check_languages, language_rows, sweep, text_stats, udhr_sections
+from ..stats import check_languages, language_rows, sweep, text_stats, udhr_sections, well_formed
 from ..vocab_diff import diff
 
 AUDIT_LISTS = ("partial_utf8", "unreachable", "unused", "duplicates")  # the lists audit_page pages
@@ -103,7 +103,7 @@ def default_sizes(tok: Tokenizer) -> list[int]:
 def sweep_rows(tok: Tokenizer, text: str, sizes: list[int] | None, *, name: str) -> dict[str, Any]:
     """`stats --sweep` rows for the input text (default_sizes when none given), and its bytes."""
     sizes = sizes or default_sizes(tok)
-    return {"sweep": sweep(tok, [text], sizes, name=name), "bytes": len(text.encode("utf-8"))}
+    return {"sweep": sweep(tok, [text], sizes, name=name), "bytes": len(well_formed(text).encode("utf-8"))}
 
 
 def vocab_diff(a: Tokenizer, b: Tokenizer) -> dict[str, Any]:
