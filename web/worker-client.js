@@ -36,7 +36,10 @@ const DEADLINE_MS = {
   prepare: 60000, // parses a reference encoding: o200k_base takes a second or two
   load: 60000, // a user's file: up to the size io.js accepts
   learn_adopt: 60000,
-  learn: 300000, // step-through training in the Learn view: long by design
+  // step-through training in the Learn view: its limits (100 KB, TRACE_BUDGET) keep a run under 5 s
+  // here (4 s the slowest seen); a custom regex that backtracks catastrophically on the corpus (Pyodide
+  // cannot probe or stop one) held every panel's encoding for the 300 s this was before
+  learn: 30000,
   bench_load: 300000, // bench/browser.py parses every format of every encoding
 };
 const DEFAULT_DEADLINE_MS = 60000; // ops added later get a minute until they say otherwise

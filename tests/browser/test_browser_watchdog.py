@@ -86,6 +86,30 @@ def test_a_catastrophic_pattern_is_stopped_and_the_page_keeps_working(open_page,
     expect(status).to_have_text("ready")
 
 
+# Passes the regex checks (they probe runs of one character; Pyodide's re cannot be stopped), but
+# on "abab..." each "ab" matches two ways: 2^40 tries on this corpus.
+LEARN_SLOW_PATTERN = r"(?:a|b|ab)+c"
+LEARN_DEADLINE_MS = 30_000  # worker-client.js DEADLINE_MS.learn
+
+
+def test_a_catastrophic_learn_regex_holds_the_panels_for_the_learn_deadline_only(open_page, live_server):
+    # The deadline was 300 s: five minutes without any panel encoding.
+    page = open_page(live_server)
+    page.get_by_test_id("learn-mode").select_option("bytes")
+    page.get_by_test_id("learn-pattern").select_option("custom")
+    page.get_by_test_id("learn-regex").fill(LEARN_SLOW_PATTERN)
+    page.get_by_test_id("learn-corpus").fill("ab" * 40)
+    page.get_by_test_id("learn-reset").click()
+    expect(page.get_by_test_id("status")).to_have_text(re.compile("busy"), timeout=RECOVERY_MS)
+    text = "typed while learning"
+    page.get_by_test_id("input").fill(text)
+    error = page.get_by_test_id("learn-error")
+    expect(error).to_contain_text("learn took over 30.0 s", timeout=LEARN_DEADLINE_MS + RECOVERY_MS)
+    for name in DEFAULTS:
+        wait_ids(page, name, get_encoding(name).encode(text), timeout=RECOVERY_MS)
+    expect(page.get_by_test_id("status")).to_have_text("ready", timeout=RECOVERY_MS)
+
+
 # ----- the decode box ----------------------------------------------------------------------------
 
 
