@@ -219,6 +219,32 @@ def test_random_text_gives_hf_ids(trained, text, shape):
     assert ours.encode(text, allowed_special="all") == reference.encode(text, add_special_tokens=False).ids
 
 
+# Code points whose class changed after Unicode 16 (HF's Oniguruma and tiktoken stop there; the
+# `regex` package does not): U+0558 and U+3E3C1 became letters, U+05C8 a mark, U+11DE0 a digit,
+# U+20C1 a currency sign. A space before each chunk makes every chunk boundary an id.
+NEWER_UNICODE = "a\u0558b \u05c8x 1\U00011de02 \u20c1\u20c1 \U0003e3c1\u24d0 e\U0001259d >\U0003d29dA"
+
+
+@pytest.mark.parametrize("shape", ["prefix-chunks", "llama3", "gaps"])
+def test_split_regexes_mean_what_they_mean_in_oniguruma(trained, shape, tmp_path):
+    reference, ours = trained[shape]
+    want = reference.encode(NEWER_UNICODE, add_special_tokens=False).ids
+    assert ours.encode(NEWER_UNICODE, allowed_special="all") == want
+    ours.save(tmp_path / shape)
+    back = load_any(str(tmp_path / shape))
+    assert back.unicode == "tiktoken"
+    assert back.encode(NEWER_UNICODE, allowed_special="all") == want
+
+
+def test_a_saved_unicode_flavour_is_checked(tmp_path):
+    tok = train("hello world " * 20, 260)
+    tok.save(tmp_path / "t")
+    meta = json.loads((tmp_path / "t.json").read_text())
+    (tmp_path / "t.json").write_text(json.dumps({**meta, "unicode": "klingon"}))
+    with pytest.raises(ValueError, match="key 'unicode' must be one of tiktoken, regex"):
+        load_any(str(tmp_path / "t"))
+
+
 def test_what_the_shapes_load_as(trained):
     """The RoBERTa shape was once loaded without its prefix space, giving other ids silently."""
     prepared = {

@@ -5,12 +5,13 @@ merge inside each chunk (`_bpe.encode_piece`: repeatedly the adjacent pair whose
 bytes have the lowest rank). A chunk seen before comes from a bounded cache, so repeated
 words cost one dict lookup in C.
 
-Two options reproduce Hugging Face files exactly (hf_import.py): a `Preparation` (preparation.py:
-Unicode normalization and HF's add_prefix_space, applied by `split` before and around the
-pattern), and `chunk_lookup=False` for HF's `ignore_merges: false`, where a chunk that is itself
-a token is not taken whole: the merge loop alone decides, so a token the merges never reach from
-its bytes is never produced. Without them (tiktoken's behaviour) encoding takes the same path as
-before they existed.
+Three options reproduce Hugging Face files exactly (hf_import.py): a `Preparation`
+(preparation.py: Unicode normalization and HF's add_prefix_space, applied by `split` before and
+around the pattern); `chunk_lookup=False` for HF's `ignore_merges: false`, where a chunk that is
+itself a token is not taken whole (the merge loop alone decides, so a token the merges never
+reach from its bytes is never produced); `unicode="tiktoken"`: a Split regex's \\p{..} and \\s at
+Oniguruma's Unicode 16, not the `regex` package's (patterns.py). Without them (tiktoken's
+behaviour) encoding takes the same path as before they existed.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class Tokenizer:
         decoder: dict[int, bytes] | None = None,
         preparation: Preparation | None = None,
         chunk_lookup: bool = True,
+        unicode: str | None = None,
     ) -> None:
         missing = [b for b in range(256) if bytes([b]) not in mergeable_ranks]
         if missing:
@@ -87,7 +89,8 @@ class Tokenizer:
                     f"special token {token!r} has id {token_id}, which a merged token already uses"
                 )
         self._special_decoder = {i: s.encode("utf-8") for s, i in self.special_tokens.items()}
-        self._splitter = compile_pattern(pattern)
+        self.unicode = unicode  # None: the pattern's default flavour (patterns.default_unicode)
+        self._splitter = compile_pattern(pattern, unicode=unicode)
         self.preparation = preparation or None  # None: the text is split as it is (tiktoken)
         self.chunk_lookup = chunk_lookup
         if not chunk_lookup:  # the default path stays the method itself, unchanged
@@ -117,6 +120,7 @@ class Tokenizer:
         metadata: dict[str, Any] | None = None,
         preparation: Preparation | None = None,
         chunk_lookup: bool = True,
+        unicode: str | None = None,
     ) -> Tokenizer:
         """Bytes are ids 0..255, merge i is id 256+i.
 
@@ -147,6 +151,7 @@ class Tokenizer:
             decoder=dict(enumerate(vocab)),
             preparation=preparation,
             chunk_lookup=chunk_lookup,
+            unicode=unicode,
         )
 
     # ----- properties -------------------------------------------------------------------
@@ -188,8 +193,7 @@ class Tokenizer:
         split = self._splitter.findall if self.preparation is None else self.split
         try:
             return self._encode_chunks(split(text))
-        except UnicodeEncodeError:
-            # Lone surrogates: tiktoken replaces them the same way.
+        except UnicodeEncodeError:  # lone surrogates: tiktoken replaces them the same way
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
             return self._encode_chunks(split(text))
 
@@ -512,6 +516,7 @@ class Tokenizer:
             "metadata": self.metadata,
             **({"preparation": self.preparation.to_json()} if self.preparation else {}),
             **({} if self.chunk_lookup else {"chunk_lookup": False}),
+            **({"unicode": self.unicode} if self.unicode else {}),
         }
 
     def save(self, stem: str | os.PathLike) -> None:
@@ -547,6 +552,7 @@ class Tokenizer:
             "metadata": parts.metadata,
             "preparation": parts.preparation,
             "chunk_lookup": parts.chunk_lookup,
+            "unicode": parts.unicode,
         }
         if parts.merges is None:
             try:

@@ -22,7 +22,9 @@ changes are reproduced exactly here (hf_import.py refuses every other one by nam
 - **Splits before the split** (`pre_splits`): HF's pre-tokenizer steps run one after the other,
   each on every piece the previous one made (StarCoder's `Digits` then `ByteLevel`'s own gpt2
   split). Each pre-split is a pattern whose `findall` gives the pieces (hf_import.py says which
-  HF steps are one); the tokenizer's own pattern then splits each piece.
+  HF steps are one); the tokenizer's own pattern then splits each piece. Its \\p{..} and \\s
+  mean what they mean in HF's Oniguruma, at Unicode 16 (the "tiktoken" tables, patterns.py),
+  not in the newer `regex` package's (17,811 code points differ in category).
 - **A space before the text** (`prefix_space`), HF's `ByteLevel(add_prefix_space=true)`: a
   piece of text that does not start with " " gets one, an empty piece stays empty. Which pieces
   depends on where ByteLevel stands: before its own split (use_regex), or alone, it sees each
@@ -43,7 +45,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from .patterns import NO_SPLIT, Splitter, compile_pattern
+from .patterns import NO_SPLIT, TIKTOKEN, Splitter, compile_pattern
 from .validate import TokenizerFileError
 
 NORMALIZATIONS = ("NFC", "NFD", "NFKC", "NFKD")
@@ -136,7 +138,7 @@ class Preparation:
         for pattern in self.pre_splits:
             if not isinstance(pattern, str) or pattern == NO_SPLIT:
                 raise ValueError(f"a pre-split must be a split pattern, not {pattern!r}")
-            compile_pattern(pattern)  # a bad regex fails here, with the pattern's own message
+            compile_pattern(pattern, unicode=TIKTOKEN)  # a bad regex fails here, with its own message
 
     def __bool__(self) -> bool:
         return bool(self.normalizers or self.prefix_space or self.pre_splits)
@@ -145,7 +147,7 @@ class Preparation:
         """The chunks of `text` prepared and split by `splitter` (the tokenizer's pattern)."""
         pieces = [self.normalize(text)]
         for pattern in self.pre_splits:
-            findall = compile_pattern(pattern).findall
+            findall = compile_pattern(pattern, unicode=TIKTOKEN).findall
             pieces = [chunk for piece in pieces for chunk in findall(piece)]
         if self.prefix_space == SEGMENT:
             pieces = list(map(with_space, pieces))

@@ -24,7 +24,7 @@ from typing import Any
 
 from . import formats
 from .hf_import import parse_hf
-from .patterns import NO_SPLIT, PATTERNS, is_named
+from .patterns import NO_SPLIT, PATTERNS, TIKTOKEN, UNICODE_FLAVOURS, is_named
 from .preparation import Preparation, check_step_count
 from .regex_check import check_backtracking, check_pre_split, check_split_regex
 from .validate import TokenizerFileError, check_disjoint, check_merges, check_special_tokens, check_type
@@ -53,6 +53,7 @@ class TokenizerParts:
     ranks_source: str = ""
     preparation: Preparation | None = None  # preparation.py: normalization, HF's prefix space
     chunk_lookup: bool = True  # False: HF's ignore_merges=false (see core.py)
+    unicode: str | None = None  # the pattern's Unicode tables (patterns.py); None: its default
 
 
 def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerParts:
@@ -126,6 +127,7 @@ def hf_parts(obj: Any, source: str = "tokenizer.json") -> TokenizerParts:
         ranks=hf.ranks,
         preparation=hf.preparation,
         chunk_lookup=hf.chunk_lookup,
+        unicode=TIKTOKEN,  # Oniguruma's Unicode (16.0), also for a custom Split regex
     )
 
 
@@ -152,9 +154,15 @@ def saved_json_parts(
     options = {
         "preparation": _saved_preparation(meta.get("preparation"), source),
         "chunk_lookup": meta.get("chunk_lookup", True),
+        "unicode": meta.get("unicode"),
     }
     if not isinstance(options["chunk_lookup"], bool):
         raise TokenizerFileError(f"{source}: key 'chunk_lookup' must be true or false")
+    if options["unicode"] not in (None, *UNICODE_FLAVOURS):
+        raise TokenizerFileError(
+            f"{source}: key 'unicode' must be one of {', '.join(UNICODE_FLAVOURS)} (or absent), "
+            f"not {options['unicode']!r}"
+        )
     if meta.get("merges") is None:
         if ranks is None:
             raise TokenizerFileError(f"{source}: has no merges and there is no .tiktoken file next to it")
