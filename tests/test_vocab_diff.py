@@ -113,10 +113,38 @@ def test_a_corpus_where_there_is_no_training_divergence_says_why(first_and_lexic
     with pytest.raises(ValueError, match="the two rank orders are identical: leave it out"):
         diff(a, a, corpus="x")
     bare = Tokenizer(b.mergeable_ranks, b.pattern, name="bare")
-    with pytest.raises(ValueError, match="'bare' has no training record .*: leave it out"):
+    with pytest.raises(ValueError, match="'bare' has no usable training record .*: leave it out"):
         diff(a, bare, corpus="x")
     with pytest.raises(ValueError, match="they differ already at rank 0, among the single bytes"):
         diff(a, get_encoding("cl100k_base"), corpus="x")
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"tie_break": None},  # KeyError: None
+        {"tie_break": "weird"},  # KeyError: 'weird'
+        {"tie_break": ["first"]},  # TypeError: unhashable type: 'list'
+        {"pattern": None},  # KeyError: 'pattern' with a corpus
+        {"min_frequency": "2"},
+    ],
+)
+def test_a_hand_edited_training_record_explains_nothing(first_and_lexical, text, edit):
+    # a .json's metadata is the user's: these reached the user as KeyError/TypeError tracebacks
+    a, b = first_and_lexical
+    edited = Tokenizer(b.mergeable_ranks, b.pattern, name="edited", merges=b.merges, metadata=b.metadata)
+    edited.metadata["training"] = {**b.metadata["training"], **edit}
+    got = diff(a, edited)
+    assert "divergence" not in got and got["first_difference"] == diff(a, b)["first_difference"]
+    with pytest.raises(ValueError, match="'edited' has no usable training record .*: leave it out"):
+        diff(a, edited, corpus=text)
+
+
+def test_statistics_that_are_not_a_dict_count_as_unknown(first_and_lexical):
+    a, b = first_and_lexical
+    edited = Tokenizer(b.mergeable_ranks, b.pattern, name="edited", merges=b.merges, metadata=b.metadata)
+    edited.metadata["statistics"] = [1, 2]  # AttributeError: 'list' object has no attribute 'get'
+    assert diff(a, edited)["divergence"]["same_statistics"] is False
 
 
 def test_imported_tokenizer_json_diff_equals_hf_vocab(tmp_path):

@@ -99,11 +99,28 @@ def _no_divergence(a: Tokenizer, b: Tokenizer, rank: int | None) -> str:
         return f"they differ already at rank {rank}, among the single bytes"
     untrained = [tok.name for tok in (a, b) if not _trained_here(tok)]
     verb = "have" if len(untrained) > 1 else "has"
-    return f"{' and '.join(map(repr, untrained))} {verb} no training record (not trained by this library)"
+    return (
+        f"{' and '.join(map(repr, untrained))} {verb} no usable training record (not trained by this "
+        "library, or its .json was edited)"
+    )
 
 
 def _trained_here(tok: Tokenizer) -> bool:
-    return tok.merges is not None and isinstance(tok.metadata.get("training"), dict)
+    """Merges and a training record that can explain a divergence: a known tie rule, a pattern
+    and min_frequency as train() writes them (a foreign or hand-edited .json may lack them)."""
+    training = tok.metadata.get("training")
+    return (
+        tok.merges is not None
+        and isinstance(training, dict)
+        and training.get("tie_break") in tuple(RULES)
+        and isinstance(training.get("pattern"), str)
+        and type(training.get("min_frequency")) is int
+    )
+
+
+def _statistics(tok: Tokenizer) -> dict[str, Any]:
+    statistics = tok.metadata.get("statistics")
+    return statistics if isinstance(statistics, dict) else {}
 
 
 def _side(tok: Tokenizer, rank: int) -> dict[str, Any]:
@@ -124,7 +141,7 @@ def _side(tok: Tokenizer, rank: int) -> dict[str, Any]:
 def divergence(a: Tokenizer, b: Tokenizer, rank: int, *, corpus: Any = None) -> dict[str, Any]:
     """Why two tokenizers trained here differ at `rank` (see the module docstring)."""
     ta, tb = a.metadata["training"], b.metadata["training"]
-    sa, sb = a.metadata.get("statistics") or {}, b.metadata.get("statistics") or {}
+    sa, sb = _statistics(a), _statistics(b)
     out: dict[str, Any] = {
         "rank": rank,
         "a": _side(a, rank),
