@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from tests.helpers import corpus_text
 from tests.strategies import tie_heavy_texts
-from tokenizer import get_encoding
+from tokenizer import get_encoding, hf_import, patterns
+from tokenizer._unicode import parse_ranges
 from tokenizer.audit import audit
 from tokenizer.extend import extend
 from tokenizer.hf_export import to_hf_json
@@ -225,7 +226,7 @@ def test_random_text_gives_hf_ids(trained, text, shape):
 NEWER_UNICODE = "a\u0558b \u05c8x 1\U00011de02 \u20c1\u20c1 \U0003e3c1\u24d0 e\U0001259d >\U0003d29dA"
 
 
-@pytest.mark.parametrize("shape", ["prefix-chunks", "llama3", "gaps"])
+@pytest.mark.parametrize("shape", ["prefix-chunks", "splits-then-prefix", "llama3", "gaps", "digit-runs"])
 def test_split_regexes_mean_what_they_mean_in_oniguruma(trained, shape, tmp_path):
     reference, ours = trained[shape]
     want = reference.encode(NEWER_UNICODE, add_special_tokens=False).ids
@@ -245,6 +246,24 @@ def test_a_saved_unicode_flavour_is_checked(tmp_path):
         load_any(str(tmp_path / "t"))
 
 
+def numerals(flavour: str) -> set[int]:
+    tables = patterns.unicode_tables(flavour).CATEGORY_RANGES
+    return {cp for cat in ("Nd", "Nl", "No") for a, b in parse_ranges(tables[cat]) for cp in range(a, b + 1)}
+
+
+@pytest.mark.parametrize("individual", [False, True])
+def test_digits_split_where_rust_is_numeric_changes(individual):
+    """HF's Digits is Rust's char::is_numeric, at Rust's Unicode (not Oniguruma's): every code
+    point that is a numeral in one of our two tables and not the other, between letters and digits."""
+    changed = numerals(patterns.TIKTOKEN) ^ numerals(patterns.REGEX)
+    texts = [f"x{chr(cp)}{chr(cp)}1{chr(cp)}y" for cp in sorted(changed)]
+    digits = pre_tokenizers.Digits(individual_digits=individual)
+    ours = Preparation(pre_splits=(hf_import._DIGIT if individual else hf_import._DIGITS,))
+    splitter = patterns.compile_pattern(patterns.NO_SPLIT)
+    for text in texts:
+        assert ours.chunks(text, splitter) == [piece for piece, _ in digits.pre_tokenize_str(text)], text
+
+
 def test_what_the_shapes_load_as(trained):
     """The RoBERTa shape was once loaded without its prefix space, giving other ids silently."""
     prepared = {
@@ -256,7 +275,7 @@ def test_what_the_shapes_load_as(trained):
     assert prepared["prefix-no-split"] == ("none", Preparation((), SEGMENT), False)
     assert prepared["gpt2"] == ("gpt2", None, False)
     assert prepared["llama3"][1:] == (None, True)
-    assert prepared["starcoder"] == ("gpt2", Preparation(pre_splits=(r"\p{N}|\P{N}+",)), False)
+    assert prepared["starcoder"] == ("gpt2", Preparation(pre_splits=(hf_import._DIGIT,)), False)
     assert prepared["three-splits"][1].pre_splits[0] == r"(?:[\r\n])|(?:(?!(?:[\r\n]))[\s\S])+"
 
 

@@ -30,7 +30,8 @@ a file is never loaded as something else. What maps exactly, and why:
   with `Isolated` keeps the text between matches too: `R|(?:(?!R)[\\s\\S])+` finds the same
   pieces (a gap is a run of positions where R cannot start), and the named patterns match
   everything, so they are kept by name. `Digits` is the Isolated split of `\\p{N}+` (or
-  of `\\p{N}` with individual_digits). No pre-tokenizer step at all: the text is one chunk.
+  of `\\p{N}` with individual_digits), with the numerals of Rust's Unicode (`_NUMERALS`).
+  No pre-tokenizer step at all: the text is one chunk.
 - added tokens become special tokens (special or not): HF matches every added token in
   the text, so ids equal HF's with allowed_special="all"; lstrip/rstrip/single_word, which
   change what matches, are refused. HF looks for the `normalized: false` ones first and the
@@ -65,8 +66,13 @@ from .regex_check import check_hf_split_regex
 from .validate import TokenizerFileError, check_id, check_special_count, check_type
 
 IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing", "BertProcessing")
-_DIGITS = r"\p{N}+|\P{N}+"
-_DIGIT = r"\p{N}|\P{N}+"
+# HF's Digits splits where Rust's char::is_numeric (categories N*) changes, at the Unicode of the
+# Rust that built `tokenizers` (17.0 for 0.23), not Oniguruma's 16.0, which a pre-split's \p{N}
+# has (preparation.py): 17.0's numerals beyond 16.0 are these 13, written as characters, which
+# every engine (ours, `regex`, Oniguruma after an export) reads alike.
+_NUMERALS = "\\p{N}\U00011de0-\U00011de9\U00016ff4-\U00016ff6"
+_DIGITS = f"[{_NUMERALS}]+|[^{_NUMERALS}]+"
+_DIGIT = f"[{_NUMERALS}]|[^{_NUMERALS}]+"
 
 
 class HfTokenizer(NamedTuple):
