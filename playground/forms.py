@@ -18,7 +18,7 @@ from werkzeug.datastructures import FileStorage, MultiDict
 from tokenizer import patterns
 from tokenizer.core import Tokenizer
 from tokenizer.encodings import list_encodings
-from tokenizer.extend import check_extendable
+from tokenizer.extend import check_add, check_extendable
 from tokenizer.patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
 from tokenizer.regex_check import check_split_regex
 from tokenizer.train import TIE_BREAKS
@@ -331,10 +331,11 @@ class UploadedBase:
     files: list[str]  # the user's file names, shown back and kept in the result's metadata
 
 
-def store_base_upload(uploads: list[FileStorage], base_dir: Path) -> UploadedBase:
+def store_base_upload(uploads: list[FileStorage], base_dir: Path, add: int) -> UploadedBase:
     """Move the uploaded base file(s) into `base_dir` under their own names and load them with
-    `Tokenizer.load`, the reader the job uses on the same files: a file it refuses is a 400
-    naming the file and the reason (tokenizer.readers' message), before any job exists.
+    `Tokenizer.load`, the reader the job uses on the same files: a file it refuses, or one that
+    `add` new ids would take past the largest id a file holds, is a 400 naming the file and the
+    reason (the library's message), before any job exists.
 
     The names are kept because the library names a tokenizer after its file (a bare .tiktoken,
     a tokenizer.json, a .model), exactly as the page does when the user loads the same file."""
@@ -361,7 +362,7 @@ def store_base_upload(uploads: list[FileStorage], base_dir: Path) -> UploadedBas
         raise ApiError(
             400, f"{BASE_FILE_FIELD} {' + '.join(labels)} is not a tokenizer the library loads: {reason}"
         ) from None
-    _check_extendable(tok, " + ".join(labels))
+    _check_extendable(tok, " + ".join(labels), add)
     return UploadedBase(name=tok.name, path=str(main), files=labels)
 
 
@@ -370,11 +371,12 @@ def _file_stem(stem: str) -> str:
     return stem.encode("utf-8")[:MAX_STEM_BYTES].decode("utf-8", "ignore")
 
 
-def _check_extendable(tok: Tokenizer, labels: str) -> None:
-    """The library's own check (tokenizer.extend.check_extendable), made this request's 400 with
-    the files' names, not a job that fails later."""
+def _check_extendable(tok: Tokenizer, labels: str, add: int) -> None:
+    """The library's own checks (tokenizer.extend.check_extendable, check_add), made this
+    request's 400 with the files' names, not a job that fails later."""
     try:
         check_extendable(tok)
+        check_add(tok, add)
     except ValueError as e:
         raise ApiError(400, f"{BASE_FILE_FIELD} {labels}: {e}") from None
 

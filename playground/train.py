@@ -123,7 +123,7 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
         vocab_size, pattern, pattern_label, special = None, None, None, []
     tie_break = forms.tie_break(form)
     min_frequency = forms.form_int(form, "min_frequency", default=MIN_FREQUENCY, lo=1, hi=MAX_MIN_FREQUENCY)
-    uploaded = forms.store_base_upload(base_files, job_dir / "base") if base_files else None
+    uploaded = forms.store_base_upload(base_files, job_dir / "base", add) if base_files else None
     if uploaded is not None:
         base = uploaded.name
     corpus = _corpus(files, form.get("text", ""), job_dir, cfg["MAX_FILES"])

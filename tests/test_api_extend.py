@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from tests.helpers import CORPORA
 from tests.server_helpers import GOOD, LiveServer, corpus_file, leftovers, post_train, save_tokenizer
 from tokenizer import Tokenizer, extend, get_encoding
-from tokenizer.formats import minbpe_text, write_tiktoken
+from tokenizer.formats import dump_tiktoken, minbpe_text, write_tiktoken
 from tokenizer.hf_export import export_hf, to_hf_json
 from tokenizer.train import train
 
@@ -244,6 +244,8 @@ def hf_json(*, model: dict | None = None, byte_level: dict | None = None, **chan
 
 
 TINY_PAIR = Tokenizer.from_merges([(104, 101)], "gpt4", ["<|end|>"], name="tiny")
+# the 256 bytes and one merge at the largest id a file holds: no new id fits after it
+TOP_ID_TIKTOKEN = dump_tiktoken({bytes([b]): b for b in range(256)} | {b"he": 2**31 - 1}).encode()
 
 
 @pytest.mark.parametrize(
@@ -303,6 +305,11 @@ TINY_PAIR = Tokenizer.from_merges([(104, 101)], "gpt4", ["<|end|>"], name="tiny"
         ),
         ([("x.model", b"minbpe v1\n\n0\n")], {"special_tokens": "<a>"}, "special tokens are kept"),
         ([("x.model", b"minbpe v1\n\n0\n")], {"add": ""}, "add is required"),
+        (  # was queued, then a job that failed
+            [("top.tiktoken", TOP_ID_TIKTOKEN)],
+            {},
+            "base_file top.tiktoken: top's ids go up to 2,147,483,647; 5 new ids would pass",
+        ),
     ],
 )
 def test_bad_base_uploads(client, server_dirs, uploads, fields, fragment):

@@ -253,6 +253,18 @@ def check_extendable(base: Tokenizer) -> None:
         )
 
 
+def check_add(base: Tokenizer, add: Any) -> None:
+    """ValueError unless `add` is an integer from 0 to MAX_ADD whose new ids, after the base's
+    largest, still fit in a tokenizer file (else the result is written, then refused by every loader)."""
+    if not isinstance(add, int) or isinstance(add, bool) or not 0 <= add <= MAX_ADD:
+        raise ValueError(f"add must be an integer from 0 to {MAX_ADD}, got {add!r}")
+    if base.n_vocab + add > MAX_ID:
+        raise ValueError(
+            f"{base.name}'s ids go up to {base.n_vocab - 1:,}; {add:,} new ids would pass "
+            f"{MAX_ID - 1:,}, the largest a tokenizer file holds: add at most {max(MAX_ID - base.n_vocab, 0):,}"
+        )
+
+
 def extend(
     base: Tokenizer | str,
     corpus: Any,
@@ -282,13 +294,7 @@ def extend(
         raise ValueError(f"base must be a Tokenizer or a tokenizer name, got {type(base).__name__}")
     check_extendable(base)
     _check_rule(tie_break, min_frequency)
-    if not isinstance(add, int) or isinstance(add, bool) or not 0 <= add <= MAX_ADD:
-        raise ValueError(f"add must be an integer from 0 to {MAX_ADD}, got {add!r}")
-    if base.n_vocab + add > MAX_ID:  # else the result is written, then refused by every loader
-        raise ValueError(
-            f"{base.name}'s ids go up to {base.n_vocab - 1:,}; {add:,} new ids would pass "
-            f"{MAX_ID - 1:,}, the largest a tokenizer file holds: add at most {max(MAX_ID - base.n_vocab, 0):,}"
-        )
+    check_add(base, add)
     t0 = time.perf_counter()
     chunk_counts, stats = count_chunks(corpus, base.pattern, workers=workers, progress=progress)
     t1 = time.perf_counter()
