@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import tokenizer.compat as compat
 from tests.helpers import corpus_text
-from tokenizer import get_encoding
+from tokenizer import get_encoding, train
 
 NAMES = compat.list_encoding_names()
 RANKS_OF = {"p50k_edit": "p50k_base", "o200k_harmony": "o200k_base"}  # encodings sharing ranks
@@ -260,6 +260,18 @@ def test_shared_special_id_decodes_like_tiktoken():
         assert ours.decode(ids) == theirs.decode(ids) == "<|endofprompt|>"
         assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
     assert ours.decode_single_token_bytes(200018) == theirs.decode_single_token_bytes(200018)
+
+
+def test_a_custom_pattern_uses_tiktokens_unicode():
+    """tiktoken's Rust regex is at Unicode 16.0 for any pat_str: U+0558 (a letter since 17.0) is
+    no letter there, so "a\u0558b" is three pieces and the token trained on it as one is not used."""
+    pattern = r"\p{L}+|\p{N}+|\s+|[^\s\p{L}\p{N}]+"
+    ranks = train("a\u0558b " * 50, 270, regex=pattern).mergeable_ranks
+    ours = compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    theirs = tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    for text in ("a\u0558b", "x\u05c8y 1\U00011de02 \u20c1\u20c1", "a\u0558b " * 3):
+        assert ours.encode(text) == theirs.encode(text)
+    assert len(ours.encode("a\u0558b")) == 4
 
 
 def test_encode_to_numpy():

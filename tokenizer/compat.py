@@ -11,7 +11,7 @@ passes against this module; tests/test_compat_tiktoken_suite.py runs it that way
 
 Why the ids are tiktoken's: an `Encoding` is a thin shell around `tokenizer.core.Tokenizer`,
 whose encoder is tiktoken's algorithm (lowest-rank-first merges inside each regex chunk, with
-tiktoken's Unicode tables for the named patterns). This module only adds tiktoken's surface:
+tiktoken's Unicode 16.0 tables for every pattern). This module only adds tiktoken's surface:
 its special-token rules and error text, its exception types (KeyError for unknown tokens),
 and the few routines its Rust core has that ours lacks (`_encode_bytes` and
 `encode_with_unstable`), written here from what tiktoken's Rust does, step by step.
@@ -37,6 +37,7 @@ from typing import Any, Literal
 from . import encodings
 from .core import Tokenizer
 from .openai_models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, encoding_name_for_model
+from .patterns import TIKTOKEN
 
 __all__ = [  # tiktoken's package names, and its registry's and model table's
     "Encoding",
@@ -88,7 +89,8 @@ class Encoding:
                 f"encoding {name!r}: two mergeable tokens share a rank; every token needs its own id"
             )
         self._special_token_values = set(special_tokens.values())
-        self._tokenizer = Tokenizer(mergeable_ranks, pat_str, special_tokens, name=name)
+        # tiktoken's Rust regex is at Unicode 16.0, for any pat_str: the "tiktoken" tables.
+        self._tokenizer = Tokenizer(mergeable_ranks, pat_str, special_tokens, name=name, unicode=TIKTOKEN)
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
