@@ -14,6 +14,7 @@ from tests.oracles import tiktoken_reference
 from tokenizer import get_encoding
 from tokenizer.stats import (
     ENGLISH,
+    MAX_LANGUAGES,
     check_languages,
     count_tokens,
     language_rows,
@@ -179,6 +180,15 @@ def test_udhr_headers_of_a_crlf_file():
         ("eng", "English", "hello\r\n"),
         ("fra", "French", "salut\r\n"),
     ]
+
+
+def test_many_udhr_sections_are_bounded_and_counted_in_linear_time():
+    # line numbers were counted from the start for each header: 50,000 sections took 21 s
+    many = "".join(f"##### UDHR code=l{i} name=L{i}\nword{i}\n" for i in range(MAX_LANGUAGES + 1))
+    with pytest.raises(ValueError, match=f"many.txt: 1,001 '##### UDHR' sections; at most {MAX_LANGUAGES:,}"):
+        udhr_sections(many, source="many.txt")
+    sections = udhr_sections(many[: many.index(f"##### UDHR code=l{MAX_LANGUAGES} ")])
+    assert [s.line for s in sections] == list(range(1, 2 * MAX_LANGUAGES, 2))
 
 
 def test_corpora_folder_is_there():

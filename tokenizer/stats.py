@@ -38,6 +38,9 @@ from .streaming import MAX_WORKERS, check_workers
 ENGLISH = "eng"  # the UDHR code parity is measured against
 UDHR_HEADER = re.compile(r"^##### UDHR (.*?)\r?$", re.MULTILINE)  # a CRLF file's \r is no field's
 PARALLEL_MIN_CHUNKS = 20_000  # new distinct chunks below which forking helpers costs more than it saves
+# sections of one UDHR-style text: the UDHR has about 500 translations; each section is a row per
+# tokenizer and a bar in the page's plot (100,000 one-line sections took minutes there)
+MAX_LANGUAGES = 1_000
 _FIELD = re.compile(r"(\w+)=(.*?)(?= \w+=|$)")  # key=value; a value runs up to the next " key="
 
 
@@ -166,9 +169,16 @@ def udhr_sections(text: str, *, source: str = "<text>") -> list[Section]:
             f"{source}: no '##### UDHR code=... name=...' header lines; --by-language needs "
             "UDHR-style files such as ../shared/corpora/udhr_sample.txt"
         )
+    if len(headers) > MAX_LANGUAGES:
+        raise ValueError(
+            f"{source}: {len(headers):,} '##### UDHR' sections; at most {MAX_LANGUAGES:,} are compared "
+            "(the UDHR has about 500 translations): keep the languages you want to compare"
+        )
     sections = []
+    line, counted = 1, 0  # the header's line number, counted up to `counted` (not from 0 each time)
     for k, match in enumerate(headers):
-        line = text.count("\n", 0, match.start()) + 1
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
         fields = dict(_FIELD.findall(match.group(1)))
         if not fields.get("code", "").strip():
             raise ValueError(f"{source}:{line}: UDHR header without code=: {match.group()[:80]!r}")
