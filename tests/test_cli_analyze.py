@@ -172,6 +172,16 @@ def test_sweep_that_is_not_a_number_is_a_usage_error(capsys):
     assert "'x' is not an integer" in capsys.readouterr().err
 
 
+def test_bad_sweep_sizes_are_refused_before_the_texts_are_counted(capsys, monkeypatch):
+    # the error came after every file was read and counted (minutes on a big corpus)
+    def counted(*args, **kwargs):
+        raise AssertionError("the texts were counted before the sizes were checked")
+
+    monkeypatch.setattr("tokenizer.cli.analyze.text_stats", counted)
+    code, out, err = run(capsys, "stats", TAYLOR, "-t", "gpt2", "--sweep", "100")
+    assert code == 2 and out == "" and "sweep size 100 is out of range for gpt2" in err
+
+
 def test_module_entry_point():
     out = subprocess.run(
         [sys.executable, "-m", "tokenizer", "audit", "gpt2", "--json"],

@@ -15,7 +15,7 @@ from typing import Any
 from ..audit import audit
 from ..core import Tokenizer
 from ..loading import load_any
-from ..stats import check_languages, language_rows, sweep, text_stats, udhr_sections
+from ..stats import check_languages, check_sweep_sizes, language_rows, sweep, text_stats, udhr_sections
 from ..streaming import default_workers
 from ..vocab_diff import diff
 from .common import read_utf8
@@ -124,6 +124,9 @@ def parse_sizes(value: str) -> list[int]:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     tokenizers = {spec: load_any(spec) for spec in dict.fromkeys(args.tokenizer)}
+    if args.sweep:  # a bad size is an error before the texts are read and counted
+        for spec, tok in tokenizers.items():
+            check_sweep_sizes(tok, args.sweep, name=spec)
     texts = {path: read_utf8(path) for path in args.files}
     sections = []
     if args.by_language:
