@@ -268,6 +268,18 @@ def test_a_tokenizer_with_gaps_in_its_ids_encodes_without_a_table_of_every_id():
     assert isinstance(bridge._len_table(bridge._toks[name]), dict)
 
 
+def test_decode_refuses_ids_that_decode_to_more_than_the_box_takes():
+    # 21 self-merges of "a" make a 2 MB token: 100 of its id were 200 MB, 2,000 an OverflowError
+    tok = Tokenizer.from_merges([(97, 97)] + [(256 + i, 256 + i) for i in range(20)], "none", name="long")
+    name = json.loads(bridge.load_user(None, json.dumps(tok.to_json()), None, "long.json"))["name"]
+    top = tok.n_vocab - 1
+    assert bridge.decode(name, [top, 97])[3] == "a" * (2**21 + 1)
+    with pytest.raises(
+        ValueError, match=r"these 2,000 ids decode to 4,000 MB; the decode box takes at most 64 MB"
+    ):
+        bridge.decode(name, [top] * 2000)
+
+
 def test_info():
     info = json.loads(bridge.info("o200k_base"))
     tok = get_encoding("o200k_base")

@@ -208,6 +208,9 @@ const PARSE_SLICE = 1 << 18; // characters parsed per main-thread task (a few ms
 // What the box shows of a long result: each costs layout time in one main-thread task.
 const SHOW_TOKENS = 1000; // decoded tokens shown as spans
 const SHOW_CHARS = 20_000; // decoded characters shown
+// Bytes of the decoded tokens shown as spans: the spans hold each token's whole text, and 10 ids
+// of a 2 MB token made 20 MB of spans, a 2.5 s freeze of the page.
+const SHOW_TOKEN_BYTES = 1 << 16;
 
 const isDigit = (c) => c >= 0x30 && c <= 0x39;
 const isSeparator = (c) => c === 0x2c || c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
@@ -253,6 +256,15 @@ export async function parseIds(source) {
   return ids.slice(0, n);
 }
 
+// How many of the first tokens (of byte lengths `lens`) are shown: at most SHOW_TOKENS, and no
+// more than SHOW_TOKEN_BYTES of them.
+function shownTokens(lens) {
+  let n = 0;
+  let bytes = 0;
+  while (n < Math.min(lens.length, SHOW_TOKENS) && (bytes += lens[n]) <= SHOW_TOKEN_BYTES) n++;
+  return n;
+}
+
 let decodeGen = 0;
 async function runDecode() {
   const gen = ++decodeGen;
@@ -276,14 +288,15 @@ async function runDecode() {
     out.dataset.chars = String(res.text.length);
     await new Promise((resolve) => setTimeout(resolve, 0)); // the text's layout and the spans' apart
     if (gen !== decodeGen) return;
-    const frag = tokenFragment(res, SHOW_TOKENS);
-    if (n > SHOW_TOKENS || res.text.length > SHOW_CHARS) {
+    const shown = shownTokens(res.lens);
+    const frag = tokenFragment(res, shown);
+    if (shown < n || res.text.length > SHOW_CHARS) {
       frag.append(
         el("p", {
           class: "muted",
           "data-testid": "decode-more",
           text:
-            `showing the first ${Math.min(n, SHOW_TOKENS).toLocaleString("en")} of ${n.toLocaleString("en")} tokens` +
+            `showing the first ${shown.toLocaleString("en")} of ${n.toLocaleString("en")} tokens` +
             ` and ${Math.min(res.text.length, SHOW_CHARS).toLocaleString("en")} of ` +
             `${res.text.length.toLocaleString("en")} characters`,
         }),

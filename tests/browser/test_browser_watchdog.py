@@ -147,6 +147,30 @@ def test_decode_limits(page: Page):
     expect(out).to_have_class("decode-output error")
 
 
+def test_decode_of_long_tokens_shows_a_bounded_part(page: Page, tmp_path: Path):
+    # 10 ids of a 2 MB token were 20 MB of token spans (a 2.5 s freeze); 2,000 an OverflowError
+    long = Tokenizer.from_merges([(97, 97)] + [(256 + i, 256 + i) for i in range(20)], "none", name="long")
+    long.save(tmp_path / "long")
+    page.get_by_test_id("load-files").set_input_files([tmp_path / "long.tiktoken", tmp_path / "long.json"])
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded long")
+    top = long.n_vocab - 1
+    if not page.locator("#decode-box").evaluate("d => d.open"):
+        page.locator("#decode-box summary").click()
+    page.get_by_test_id("decode-encoding").select_option("long")
+    out = page.get_by_test_id("decode-output")
+    page.get_by_test_id("decode-ids").fill(f"97 {top} " * 5)
+    page.get_by_test_id("decode-run").click()
+    expect(out).to_have_attribute("data-chars", str(5 * (2**21 + 1)))
+    expect(page.get_by_test_id("decode-more")).to_have_text(
+        "showing the first 1 of 10 tokens and 20,000 of 10,485,765 characters"
+    )
+    expect(page.get_by_test_id("decode-tokens").get_by_test_id("token")).to_have_count(1)
+    page.get_by_test_id("decode-ids").fill(f"{top} " * 2000)
+    page.get_by_test_id("decode-run").click()
+    expect(out).to_have_text(re.compile("decode to 4,000 MB; the decode box takes at most 64 MB"))
+    expect(out).to_have_class("decode-output error")
+
+
 def test_decode_200k_ids_within_a_second(page: Page):
     tok = get_encoding("cl100k_base")
     ids = tok.encode((CORPORA / "taylorswift.txt").read_text(encoding="utf-8"))

@@ -41,6 +41,10 @@ MAX_TREE_DEPTH = 64  # merge-tree levels sent to the page; a real token is never
 # list entries per id of the byte-length table before it is a dict: a list of n_vocab entries was
 # 0.7 s and 200 MB for a file whose one merge has id 50,000,000, an OverflowError for 2**31 - 1
 MAX_LEN_TABLE_SLACK = 4
+# bytes the decode box's ids may decode to: its 1,000,000 ids are about 4 MB of text, but ids of
+# long tokens (a 2 MB merge, a special token of megabytes) made 200 MB from 100 ids, and 2,000 of
+# them an OverflowError from join()
+MAX_DECODE_BYTES = 64 << 20
 _toks: dict[str, Tokenizer] = {}
 _merge_cache: dict[str, list[tuple[int, bytes]]] = {}
 _editors: dict[str, tuple[int, IncrementalEncoder]] = {}  # panel key -> (serial, its text's encoding)
@@ -240,6 +244,12 @@ def decode(name: str, ids: Any) -> tuple[bytes, bytes, bytes, str]:
     tok = _toks[name]
     ids = _ints(ids)
     parts = tok.decode_tokens_bytes(ids)  # a clear error for an id the vocabulary lacks
+    size = sum(map(len, parts))
+    if size > MAX_DECODE_BYTES:
+        raise ValueError(
+            f"these {len(ids):,} ids decode to {size / 2**20:,.0f} MB; the decode box takes at most "
+            f"{MAX_DECODE_BYTES >> 20} MB of text at a time: decode fewer ids"
+        )
     data = b"".join(parts)
     lens = array("i", map(len, parts)).tobytes()
     return array("i", ids).tobytes(), lens, data, data.decode("utf-8", "replace")
