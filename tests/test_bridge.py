@@ -348,7 +348,7 @@ def check_tree(tok: Tokenizer, node: dict) -> bytes:
     data = bytes.fromhex(node["bytes"])
     assert data == tok.decode_single_token_bytes(node["id"])
     if "left" not in node:
-        assert len(data) == 1 or node.get("special"), node
+        assert len(data) == 1 or node.get("special") or node.get("cut"), node
         return data
     assert check_tree(tok, node["left"]) + check_tree(tok, node["right"]) == data
     assert node["left"]["rank"] < node["rank"] and node["right"]["rank"] < node["rank"]
@@ -367,6 +367,25 @@ def test_merge_tree_spells_the_token_from_earlier_merges(name):
         "rank": None,
         "special": True,
     }
+
+
+def test_merge_tree_of_self_merges_is_bounded_by_bytes():
+    # 2**(k + 1) - 1 nodes for a token of 2**k bytes: at k = 16, 17 MB of JSON; k = 21 hung
+    tok = Tokenizer.from_merges([(97, 97)] + [(256 + i, 256 + i) for i in range(20)], "none", name="run")
+    name = json.loads(bridge.load_user(None, json.dumps(tok.to_json()), None, "run.json"))["name"]
+    text = bridge.merge_tree(name, tok.n_vocab - 1)
+    tree = json.loads(text)
+    assert tree["cut"] and "left" not in tree and len(text) < 5 * 2**21  # the root only
+    small = json.loads(bridge.merge_tree(name, 270))  # 2**15 bytes: the first levels
+    assert check_tree(tok, small) == b"a" * 2**15
+    nodes, level = [], [small]
+    while level:
+        nodes += level
+        level = [kid for node in level for kid in (node.get("left"), node.get("right")) if kid]
+    assert sum(len(n["bytes"]) // 2 for n in nodes) <= bridge.MAX_TREE_BYTES
+    assert any(n.get("cut") for n in nodes)
+    whole = json.loads(bridge.merge_tree(name, 262))  # 128 bytes: whole, down to the bytes
+    assert check_tree(tok, whole) == b"a" * 128 and '"cut"' not in json.dumps(whole)
 
 
 def test_merge_tree_of_a_trained_tokenizer_follows_its_merges():

@@ -168,6 +168,8 @@ function treeNode(node) {
     { class: "node", "data-testid": "merge-node", "data-id": node.id },
     el("span", { class: `tok ${colorClass(node.id)}`, text: label(node.bytes) }),
     el("span", { class: "muted", text: node.special ? ` special id ${node.id}` : ` id ${node.id} · rank ${node.rank}` }),
+    // bridge.py MAX_TREE_BYTES: a tree of megabytes of tokens (self-merges of a long run) stops here
+    node.cut ? el("span", { class: "muted", "data-testid": "merge-cut", text: " · parts not shown (too big a tree)" }) : null,
     node.left && node.right ? el("div", { class: "kids" }, treeNode(node.left), treeNode(node.right)) : null,
   );
 }

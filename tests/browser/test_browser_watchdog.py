@@ -171,6 +171,22 @@ def test_decode_of_long_tokens_shows_a_bounded_part(page: Page, tmp_path: Path):
     expect(out).to_have_class("decode-output error")
 
 
+def test_merge_tree_of_a_long_self_merged_token_is_cut(page: Page, tmp_path: Path):
+    # a 32 KB token of self-merges has 65,535 nodes: the tree shows the levels that fit in 64 KB
+    run = Tokenizer.from_merges([(97, 97)] + [(256 + i, 256 + i) for i in range(14)], "none", name="run")
+    run.save(tmp_path / "run")
+    page.get_by_test_id("load-files").set_input_files([tmp_path / "run.tiktoken", tmp_path / "run.json"])
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded run")
+    page.get_by_test_id("input").fill("a" * 2**15)
+    wait_ids(page, "run", [270])
+    panel(page, "run").get_by_test_id("token").first.click()
+    tree = page.get_by_test_id("merge-tree")
+    expect(tree.get_by_test_id("merge-node").first).to_have_attribute("data-id", "270")
+    expect(tree.get_by_test_id("merge-node")).to_have_count(3)  # 32 KB + 2 x 16 KB
+    expect(tree.get_by_test_id("merge-cut")).to_have_count(2)
+    page.get_by_test_id("input").fill("")
+
+
 def test_decode_200k_ids_within_a_second(page: Page):
     tok = get_encoding("cl100k_base")
     ids = tok.encode((CORPORA / "taylorswift.txt").read_text(encoding="utf-8"))

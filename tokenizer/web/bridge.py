@@ -38,6 +38,10 @@ from . import learn as learn_mode
 from .incremental import IncrementalEncoder
 
 MAX_TREE_DEPTH = 64  # merge-tree levels sent to the page; a real token is never this deep
+# bytes of all the nodes of a merge tree sent to the page (a real token's tree has a few hundred):
+# a token of 2**k bytes made by self-merges has 2**(k+1) - 1 nodes, k bytes per byte of it, which
+# at k = 16 was 17 MB of JSON and 131,000 nodes to draw (a frozen page), at k = 18 a worker restart
+MAX_TREE_BYTES = 1 << 16
 # list entries per id of the byte-length table before it is a dict: a list of n_vocab entries was
 # 0.7 s and 200 MB for a file whose one merge has id 50,000,000, an OverflowError for 2**31 - 1
 MAX_LEN_TABLE_SLACK = 4
@@ -302,25 +306,47 @@ def _split_token(tok: Tokenizer, token: bytes) -> tuple[bytes, bytes] | None:
     return (parts[0], parts[1]) if len(parts) == 2 else None
 
 
-def _tree(tok: Tokenizer, token_id: int, depth: int = 0) -> dict:
+def _node(tok: Tokenizer, token_id: int) -> dict[str, Any]:
     data = tok.decode_single_token_bytes(token_id)
     node: dict[str, Any] = {"id": token_id, "bytes": data.hex(), "rank": tok.mergeable_ranks.get(data)}
     if token_id in tok.special_tokens.values():
         node["special"] = True
-        return node
-    if tok.merges is not None and token_id >= 256 and token_id - 256 < len(tok.merges):
-        left, right = tok.merges[token_id - 256]
-    elif len(data) > 1:
-        pair = _split_token(tok, data)
-        if pair is None:
-            return node
-        left, right = tok.mergeable_ranks[pair[0]], tok.mergeable_ranks[pair[1]]
-    else:
-        return node
-    if depth < MAX_TREE_DEPTH:
-        node["left"] = _tree(tok, left, depth + 1)
-        node["right"] = _tree(tok, right, depth + 1)
     return node
+
+
+def _children(tok: Tokenizer, node: dict[str, Any]) -> tuple[int, int] | None:
+    """The two ids whose merge made the node's token: its merge, else BPE on its bytes."""
+    token_id, data = node["id"], bytes.fromhex(node["bytes"])
+    if node.get("special"):
+        return None
+    if tok.merges is not None and token_id >= 256 and token_id - 256 < len(tok.merges):
+        return tok.merges[token_id - 256]
+    pair = _split_token(tok, data) if len(data) > 1 else None
+    return None if pair is None else (tok.mergeable_ranks[pair[0]], tok.mergeable_ranks[pair[1]])
+
+
+def _tree(tok: Tokenizer, token_id: int) -> dict:
+    """The merge tree, level by level, down to MAX_TREE_DEPTH and while the nodes' bytes fit in
+    MAX_TREE_BYTES; a node whose children did not fit says so ("cut")."""
+    root = _node(tok, token_id)
+    budget = MAX_TREE_BYTES - len(root["bytes"]) // 2
+    level = [root]
+    for _ in range(MAX_TREE_DEPTH):
+        below = []
+        for node in level:
+            pair = _children(tok, node)
+            if pair is None:
+                continue
+            kids = [_node(tok, i) for i in pair]
+            size = sum(len(kid["bytes"]) // 2 for kid in kids)
+            if size > budget:
+                node["cut"] = True
+                continue
+            budget -= size
+            node["left"], node["right"] = kids
+            below += kids
+        level = below
+    return root
 
 
 def merge_tree(name: str, token_id: int) -> str:
