@@ -6,7 +6,7 @@
 // attribute the exact figure, so the browser tests compare the page with the CLI's JSON exactly.
 
 import { el } from "./dom.js";
-import { bytesFromHex, colorClass, hex, tokenLabel, tryDecode } from "./format.js";
+import { colorClass, hex, previewFromHex, tokenLabel, tryDecode } from "./format.js";
 
 // Made on first use: building the first Intl.NumberFormat loads ICU's number data, a 60-70 ms
 // main-thread task, which at module load would fall into the page's boot.
@@ -19,13 +19,14 @@ export function formatNumber(value, digits = 3) {
   return integers.format(value);
 }
 
-// A token as the panels show it: coloured by id, whitespace visible, <HEX> when not UTF-8.
+// A token as the panels show it: coloured by id, whitespace visible, <HEX> when not UTF-8; a
+// long one cut (format.js SHOWN_TOKEN_BYTES).
 export function tokenSpan(id, hexBytes) {
-  const bytes = bytesFromHex(hexBytes);
+  const { bytes, cut } = previewFromHex(hexBytes);
   const partial = tryDecode(bytes) === null;
   return el("span", {
     class: `tok ${colorClass(id)}${partial ? " bytes" : ""}`,
-    text: tokenLabel(bytes),
+    text: tokenLabel(bytes) + (cut ? "…" : ""),
     "data-testid": "analysis-token",
     "data-id": id,
   });
@@ -33,12 +34,13 @@ export function tokenSpan(id, hexBytes) {
 
 // One list item: id, the token, its bytes in hex (and an extra note, e.g. "= 256").
 export function tokenItem(id, hexBytes, note = null) {
+  const { bytes, cut, total } = previewFromHex(hexBytes);
   return el(
     "li",
     { class: "token-row", "data-testid": "token-row", "data-id": id },
     el("span", { class: "token-id", text: String(id) }),
     tokenSpan(id, hexBytes),
-    el("code", { class: "token-hex", text: hex(bytesFromHex(hexBytes)), title: `${hexBytes.length / 2} bytes` }),
+    el("code", { class: "token-hex", text: hex(bytes) + (cut ? " …" : ""), title: `${total} bytes` }),
     note == null ? null : el("span", { class: "muted", text: note }),
   );
 }

@@ -31,6 +31,22 @@ export function bytesFromHex(h) {
   return out;
 }
 
+// Bytes of one token written out in the lists (audit, vocabulary diff, merge list and tree): a
+// crafted file's token can be megabytes (20 self-merges of "a" make 2 MB), and an audit's 20
+// longest tokens written whole (4 MB of text and hex) froze the page for 2.5 s. A cut shows "…".
+export const SHOWN_TOKEN_BYTES = 1024;
+
+// The first SHOWN_TOKEN_BYTES of a token given as hex, cut at a UTF-8 character boundary:
+// {bytes, cut, total (the token's length in bytes)}. Only what is shown is converted.
+export function previewFromHex(h) {
+  const total = h.length / 2;
+  if (total <= SHOWN_TOKEN_BYTES) return { bytes: bytesFromHex(h), cut: false, total };
+  const bytes = bytesFromHex(h.slice(0, 2 * (SHOWN_TOKEN_BYTES + 1)));
+  let end = SHOWN_TOKEN_BYTES;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--; // a continuation byte: not a boundary
+  return { bytes: bytes.subarray(0, end || SHOWN_TOKEN_BYTES), cut: true, total };
+}
+
 // The text of `bytes` if they are valid UTF-8 on their own, else null.
 export function tryDecode(bytes) {
   try {

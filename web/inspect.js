@@ -3,7 +3,7 @@
 // token, the merge list of a tokenizer).
 
 import { el } from "./dom.js";
-import { bytesFromHex, colorClass, decodeLenient, hex, tokenLabel } from "./format.js";
+import { colorClass, decodeLenient, hex, previewFromHex, tokenLabel } from "./format.js";
 import { shown } from "./render.js";
 import { $, panelByName, state } from "./state.js";
 import { rpc } from "./worker-client.js";
@@ -138,7 +138,11 @@ panelsEl.addEventListener("focusin", (e) => {
 
 // ----- merge explorer ------------------------------------------------------------------------
 
-const label = (hexBytes) => tokenLabel(bytesFromHex(hexBytes), shown);
+// At most format.js SHOWN_TOKEN_BYTES of a token: a merge list or tree of megabyte tokens froze the page.
+const label = (hexBytes) => {
+  const { bytes, cut } = previewFromHex(hexBytes);
+  return tokenLabel(bytes, shown) + (cut ? "…" : "");
+};
 
 async function showMergeTree(span) {
   const t = tokenInfo(span);

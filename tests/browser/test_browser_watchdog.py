@@ -187,6 +187,31 @@ def test_merge_tree_of_a_long_self_merged_token_is_cut(page: Page, tmp_path: Pat
     page.get_by_test_id("input").fill("")
 
 
+def test_megabyte_tokens_are_shown_cut_in_the_lists(page: Page, tmp_path: Path):
+    # the audit wrote its 20 longest tokens whole (4 MB of text and hex): a 2.5 s freeze
+    long = Tokenizer.from_merges([(97, 97)] + [(256 + i, 256 + i) for i in range(20)], "none", name="long")
+    long.save(tmp_path / "long")
+    page.get_by_test_id("load-files").set_input_files([tmp_path / "long.tiktoken", tmp_path / "long.json"])
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded long")
+    box = page.get_by_test_id("audit-box")
+    if not box.evaluate("d => d.open"):
+        box.locator("summary").click()
+    page.get_by_test_id("audit-tokenizer").select_option("long")
+    page.get_by_test_id("audit-with-text").uncheck()
+    page.get_by_test_id("audit-run").click()
+    expect(page.get_by_test_id("audit-status")).to_contain_text("long: audited")
+    first = page.get_by_test_id("audit-longest").get_by_test_id("token-row").first
+    expect(first).to_have_attribute("data-id", str(long.n_vocab - 1))
+    expect(first.get_by_test_id("analysis-token")).to_have_text("a" * 1024 + "…")
+    expect(first.locator(".token-hex")).to_have_attribute("title", f"{2**21} bytes")
+    assert len(first.locator(".token-hex").text_content()) == len("61 " * 1024 + "…")
+    page.locator("#merge-box").evaluate("d => { d.open = true; }")
+    page.get_by_test_id("merge-encoding").select_option("long")
+    rows = page.get_by_test_id("merge-list").get_by_test_id("merge-row")
+    expect(rows).to_have_count(21)
+    expect(rows.last).to_have_text(f"{'a' * 1024}…  ←  {long.n_vocab - 2} + {long.n_vocab - 2}")
+
+
 def test_decode_200k_ids_within_a_second(page: Page):
     tok = get_encoding("cl100k_base")
     ids = tok.encode((CORPORA / "taylorswift.txt").read_text(encoding="utf-8"))
