@@ -413,6 +413,24 @@ REFUSED = [
         "added_tokens[1] ('a<s') with normalized=true beside '<s>' (normalized=false) is not supported",
     ),
     (lambda: [], "expected a JSON object"),
+    *(  # Oniguruma's meaning, not ours: HF splits "a  \nb" as a, "  ", "\n", b with \s+$
+        (
+            lambda r=regex: hf_json(
+                pre_tokenizers.Sequence([pre_tokenizers.Split(hf.Regex(r), "isolated"), byte_level(False)])
+            ),
+            message,
+        )
+        for regex, message in [
+            (r"\s+$|\s+|\S+", "Split regex with the anchor '$'"),
+            (r"(?m)^\s+|\S+|\s+", "Split regex with the anchor '^'"),
+            (r"[\p{L}&&\p{Ll}]+|.", "Split regex with '&&' in a character class"),
+            (r"[a-z[0-9]]+|.", "Split regex with '[' in a character class"),
+            (
+                patterns.PATTERNS["gpt4"],
+                "Split regex with '{1,3}+' (a repeated interval",
+            ),  # \p{N}{1,3}+ is \p{N}+ there
+        ]
+    ),
 ]
 
 

@@ -205,6 +205,9 @@ def _split_pattern(step: Any, source: str) -> str:
             check_hf_split_regex(regex)
         except ValueError as e:
             raise TokenizerFileError(f"{source}: pre_tokenizer Split: {e}") from None
+        construct = _oniguruma_only(spec["Regex"], anchors=regex not in PATTERNS.values())
+        if construct:
+            _refuse(source, "pre_tokenizer Split regex with", construct, "Oniguruma gives it another meaning")
     elif isinstance(spec, dict) and isinstance(spec.get("String"), str) and spec["String"]:
         regex = re.escape(spec["String"])
     else:
@@ -217,6 +220,32 @@ def _split_pattern(step: Any, source: str) -> str:
         return named or f"(?:{regex})|(?:(?!(?:{regex}))[\\s\\S])+"
     _refuse(source, "pre_tokenizer Split with", f"behavior={behavior!r}, invert={invert}")
     raise AssertionError  # _refuse always raises
+
+
+def _oniguruma_only(regex: str, anchors: bool = True) -> str | None:
+    """The first construct whose meaning is Oniguruma's own: `^` and `$` are line anchors there
+    (Ruby syntax: "x$" matches before every newline), `X{1,3}+` is `(?:X{1,3})+` (no possessive),
+    `&&` in a class an intersection and `[` in a class a nested class (literals for us). The
+    named patterns' `\\s++$` is safe (anchors=False): the possessive run takes every newline."""
+    depth, i = 0, 0
+    while i < len(regex):
+        ch = regex[i]
+        if ch == "\\":
+            i += 1
+        elif depth and (ch == "[" or regex.startswith("&&", i)):
+            return f"{regex[i : i + 2] if ch == '&' else ch!r} in a character class"
+        elif ch == "[":
+            depth, i = 1, i + (2 if regex.startswith("[^", i) else 1)
+            i += regex[i : i + 1] == "]"  # a ] first in a class is a literal
+            continue
+        elif ch == "]" and depth:
+            depth = 0
+        elif ch in "^$" and not depth and anchors:
+            return f"the anchor {ch!r}"
+        elif ch == "{" and not depth and (interval := re.match(r"\{\d*,?\d*\}\+", regex[i:])):
+            return f"{interval.group()!r} (a repeated interval; a possessive one is (?>X{interval.group()[:-1]}))"
+        i += 1
+    return None
 
 
 def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict[str, int]:
