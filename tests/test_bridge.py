@@ -460,6 +460,18 @@ def test_audit_is_the_librarys_audit_and_pages_every_list(name):
         bridge.audit_list(name, "unused", "", 0, 10)
 
 
+def test_searches_read_a_lone_surrogate_as_u_fffd():
+    # a search box's text is a JS string: both searches failed with UnicodeEncodeError
+    name = "cl100k_base"
+    bridge.audit(name, "x")
+    replacement = get_encoding(name).mergeable_ranks["\ufffd".encode()]
+    got = json.loads(bridge.audit_list(name, "unused", "\ud800", 0, 1000))
+    assert got == json.loads(bridge.audit_list(name, "unused", "\ufffd", 0, 1000)) and got["total"] > 0
+    assert replacement in [row[0] for row in got["rows"]]
+    merges = json.loads(bridge.merge_list(name, "a\udc00", 0, 10))
+    assert merges == json.loads(bridge.merge_list(name, "a\ufffd", 0, 10))
+
+
 def test_audit_lists_duplicates_with_the_id_the_encoder_uses():
     tok = Tokenizer.from_merges([(104, 101), (104, 101), (108, 108)], "gpt4", name="dup")
     name = json.loads(bridge.load_user(None, json.dumps(tok.to_json()), None, "dup.json"))["name"]

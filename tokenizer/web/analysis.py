@@ -71,7 +71,7 @@ def audit_page(tok: Tokenizer, key: str, query: str, offset: int, limit: int) ->
     else:
         rows = [[i] for i in result[key]]
     if query:
-        q = query.encode("utf-8")
+        q = well_formed(query).encode("utf-8")  # a lone surrogate as the panels show it, U+FFFD
         rows = [r for r in rows if q in tok.decode_single_token_bytes(r[0])]
     page = [_row(tok, r[0]) + r[1:] for r in rows[offset : offset + limit]]
     return {"total": len(rows), "rows": page}

@@ -33,6 +33,7 @@ from ..encodings import (
 )
 from ..loading import from_texts
 from ..patterns import compile_pattern
+from ..stats import well_formed
 from . import analysis, jsmerge
 from . import learn as learn_mode
 from .incremental import IncrementalEncoder
@@ -381,7 +382,7 @@ def merge_list(name: str, query: str, offset: int, limit: int) -> str:
     tok = _toks[name]
     rows = _by_rank(name)
     if query:
-        q = query.encode("utf-8")
+        q = well_formed(query).encode("utf-8")  # a lone surrogate as U+FFFD, as shown
         rows = [r for r in rows if q in r[1]]
     page = rows[offset : offset + limit]
     out = []
