@@ -174,7 +174,8 @@ export function mountLearnView(root, app) {
       mode: mode.value,
       tie_break: tie.value,
       num_merges: num,
-      min_frequency: Math.max(1, Math.floor(Number(minFreq.value) || 1)),
+      // a count past 2**53 ("1e21") reached Python as a float: "min_frequency must be an integer"
+      min_frequency: Math.max(1, Math.min(Number.MAX_SAFE_INTEGER, Math.floor(Number(minFreq.value) || 1))),
     };
     if (mode.value === "bytes") req.pattern = pattern.value === "custom" ? regex.value : pattern.value;
     return req;

@@ -160,3 +160,16 @@ def test_learn_view_steps_like_python(app_page: Page):
     words = learn.handle({**request, "corpus": "the cat sat the mat, the cat sat", "pattern": r"\b\w+\b|\W+"})
     page.get_by_test_id("learn-step").click()
     expect_step(page, words, 1)
+
+
+def test_a_huge_min_count_learns_nothing_and_says_why(app_page: Page):
+    # "1e21" reached Python as a float: "ValueError: min_frequency must be an integer, got 1e+21"
+    page = app_page
+    expect(page.get_by_test_id("learn-corpus")).to_be_visible(timeout=30_000)
+    page.get_by_test_id("learn-min-frequency").fill("1e21")
+    page.get_by_test_id("learn-reset").click()
+    expect(page.get_by_test_id("learn-status")).to_contain_text(
+        f"no pair occurs {2**53 - 1} or more times", timeout=30_000
+    )
+    expect(page.get_by_test_id("learn-error")).to_be_hidden()
+    page.get_by_test_id("learn-min-frequency").fill("2")
