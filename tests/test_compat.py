@@ -274,6 +274,27 @@ def test_a_custom_pattern_uses_tiktokens_unicode():
     assert len(ours.encode("a\u0558b")) == 4
 
 
+def test_dollar_is_the_end_of_the_text_as_in_rust():
+    """re's $ also matches before a final newline: "hello" alone, and the newline was dropped."""
+    ranks = get_encoding("cl100k_base").mergeable_ranks
+    for pattern, text in [
+        (r"\w+$|\w+\s|.", "hello\n"),
+        (r"[a-z]+$|\s+|[^\s]+", "ab\n"),
+        (r"\s+$|\S+|\s", "a \n"),
+    ]:
+        ours = compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+        theirs = tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+        assert ours.encode(text) == theirs.encode(text), pattern
+
+
+@pytest.mark.parametrize("pattern", [r"[\p{L}&&\p{Ll}]+|.", r"[a-c--b]+|.", r"[a[b]]+|.", r"(?m)\w+$|."])
+def test_rust_only_syntax_is_refused_not_misread(pattern):
+    with pytest.raises(ValueError, match="Rust's set syntax|multi-line flag"):
+        compat.Encoding(
+            "t", pat_str=pattern, mergeable_ranks=get_encoding("gpt2").mergeable_ranks, special_tokens={}
+        )
+
+
 def test_encode_to_numpy():
     ours, theirs = compat.get_encoding("o200k_base"), real("o200k_base")
     text = "numpy <|endoftext|> array"

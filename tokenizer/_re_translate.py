@@ -6,6 +6,9 @@ translation makes \\p{..}, \\s and \\d explicit ranges from a flavour's generate
 ("tiktoken": `_unicode_tables_16`, Unicode 16.0; "regex": `_unicode_tables`, the installed
 `regex` package's), imported on first use. Syntax whose meaning differs between the two
 engines and cannot be rewritten exactly raises ValueError rather than splitting differently.
+The "tiktoken" flavour also takes Rust's syntax (tiktoken's engine): `$` is the end of the text
+(`\\Z`; re's `$` also matches before a final newline), and a class's `[`, `&&`, `--` and `~~`
+(Rust's nested classes and set operations) are refused.
 
 For speed it keeps only BMP ranges (sre scans astral ranges linearly); text with astral
 characters has each one replaced by a BMP stand-in of the same general category, is
@@ -27,6 +30,7 @@ from re import _parser as sre_parser  # type: ignore[attr-defined]
 from ._unicode import (
     BMP_END,
     MAX_CODE_POINT,
+    TIKTOKEN,
     UNICODE_FLAVOURS,
     Ranges,
     categories_ranges,
@@ -174,10 +178,18 @@ class _Translator:
             self.emit(ch)
         elif ch == "{":
             self.brace()
+        elif ch == "$" and self.flavour == TIKTOKEN:
+            self.dollar()
         elif ch in ".^$|*+?":
             self.emit(ch)
         else:
             self.literal(ord(ch), 1)
+
+    def dollar(self) -> None:
+        """Rust's `$` (tiktoken's engine) is the end of the text, re's also before a final newline."""
+        if re.search(r"\(\?[a-zA-Z]*m", self.pattern):
+            raise self.error("the multi-line flag (?m) is not supported with tiktoken's tables")
+        self.advance_emit(1, "\\Z", "$")
 
     def emit(self, text: str) -> None:
         self.advance_emit(len(text), text)
@@ -377,6 +389,10 @@ class _Translator:
                 self.pos += 1
                 break
             first = False
+            if self.flavour == TIKTOKEN and (ch == "[" or p.startswith(("&&", "--", "~~"), self.pos)):
+                raise self.error(
+                    f"{'[' if ch == '[' else p[self.pos : self.pos + 2]!r} in a class (Rust's set syntax)"
+                )
             item = self.class_item()
             if isinstance(item, list):  # a set escape such as \p{L} or \s
                 ranges.extend(item)
