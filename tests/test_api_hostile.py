@@ -369,14 +369,14 @@ def test_a_pipe_under_a_tokenizer_name_is_broken_not_served(client, server_dirs)
 
 
 def test_runaway_job_is_stopped_at_the_time_limit(tmp_path):
-    """A regex that backtracks for ever on the corpus (on 'xy' repeated, not on the runs of one
-    character that submit tries): the job fails at JOB_TIME_LIMIT, its process is gone, and
+    """A regex that backtracks for ever on the corpus (on 'xyw' repeated, not on the runs of one
+    or two characters that submit tries): the job fails at JOB_TIME_LIMIT, its process is gone, and
     nothing is left behind."""
     (case,) = [c for c in CASES if c["as"] == "job:regex"]
     server = LiveServer(tmp_path / "data", JOB_TIME_LIMIT=2.0)
     try:
         regex = (HOSTILE / case["file"]).read_text(encoding="utf-8")
-        resp = server.train(text="xy" * 40 + "c " * 50, vocab_size="300", pattern="custom", regex=regex)
+        resp = server.train(text="xyw" * 27 + "c " * 50, vocab_size="300", pattern="custom", regex=regex)
         assert resp.status_code == case["status"], resp.text
         job = resp.json()["job"]
         pid = server.pid(job)  # started before the 202 (a free slot)

@@ -80,6 +80,8 @@ def test_hostile_regexes_are_refused_fast(engine):
 
 
 CATASTROPHIC = [r"(?:a|a)+b|\s+|\S", r"(?:a|aa)*b|\s+|\S", r"(?:\w|\w)+!|\S", r"(?:\d|\d)+x", "(?:[中]|中)+b"]
+# catastrophic only on two alternating characters: every one-character run passes
+CATASTROPHIC_ON_PAIRS = [r"(?:a|b|ab)+c|\s+|\S", r"(?:xy|x(?:y))+z|\s+|\S"]
 
 
 @pytest.mark.parametrize("source", CATASTROPHIC)
@@ -94,15 +96,29 @@ def test_catastrophic_backtracking_is_refused_within_the_probe_budget(source):
     assert time.perf_counter() - started < PROBE_SECONDS + 0.3
 
 
+@pytest.mark.parametrize("source", CATASTROPHIC_ON_PAIRS)
+def test_backtracking_on_two_alternating_characters_is_refused_by_the_probes(source):
+    """(?:a|b|ab)+c passed the one-character runs and then hung the Learn view on 'abab...'."""
+    if not patterns.regex_importable():
+        pytest.skip("only the regex package can stop a match")
+    started = time.perf_counter()
+    with pytest.raises(
+        ValueError, match=r"backtracks catastrophically: on '\w\w' repeated \(48 characters\)"
+    ):
+        check_split_regex(source)
+    assert time.perf_counter() - started < PROBE_SECONDS + 0.3
+
+
 def test_a_regex_slow_on_the_sample_alone_is_refused(monkeypatch):
-    """Runs of one character do not trip it, 'xy' repeated does: the sample's bound catches it."""
+    """Runs of one or two characters do not trip it, 'xyw' repeated does: the sample's bound
+    catches it."""
     if not patterns.regex_importable():
         pytest.skip("only the regex package can stop a match")
     monkeypatch.setattr(regex_check, "SAMPLE_SECONDS", 0.2)
-    source = r"(?:xy|x(?:y))+z|\s+|\S"
+    source = r"(?:xyw|x(?:yw))+z|\s+|\S"
     assert check_split_regex(source) == []
-    with pytest.raises(ValueError, match="did not finish on the first 80 characters of the corpus in 0.2 s"):
-        check_split_regex(source, sample="xy" * 40)
+    with pytest.raises(ValueError, match="did not finish on the first 81 characters of the corpus in 0.2 s"):
+        check_split_regex(source, sample="xyw" * 27)
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))

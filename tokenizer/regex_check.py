@@ -55,10 +55,13 @@ DROPPED_EXAMPLES = 5  # distinct dropped characters named in the warning
 # be interrupted, so a check, a training or a server thread would hang. Before anything else
 # matches it, the regex is run on runs of PROBE_CHARS of each character it names and of a few
 # of each kind, PROBE_SECONDS for all of them (a sane regex needs well under 1 ms).
+# Runs of two alternating characters too ((?:a|b|ab)+c splits "abab..." in 2**24 ways and passes
+# every one-character run), for pairs of the regex's first MAX_PAIR_LITERALS literal characters.
 PROBE_CHARS = 48
 PROBE_SECONDS = 0.5
 PROBE_KINDS = "aA1 \t\n.,'-_é中🙂"  # letters, digits, spaces, punctuation, non-ASCII
 MAX_PROBES = 64  # runs tried: the kinds plus the first literal characters of the regex
+MAX_PAIR_LITERALS = 16  # literal characters whose pairs are tried: at most 240 runs of ~20 us each
 # seconds for matching the sample (the built-in patterns take ~0.015 s on MAX_SAMPLE_CHARS): a
 # regex that needs longer backtracks on this text, and the whole corpus would take forever.
 SAMPLE_SECONDS = 5.0
@@ -253,15 +256,24 @@ def _check_backtracking(source: str, splitter) -> None:
     # not where the run ends.
     tail = "\0" + "".join(kinds)
     deadline = time.monotonic() + PROBE_SECONDS
-    for ch in kinds:
-        if _bounded_findall(splitter, ch * PROBE_CHARS + tail, deadline - time.monotonic()) is None:
+    few = literals[:MAX_PAIR_LITERALS]
+    pairs = [a + b for a in few for b in few if a != b]
+    for unit in [*kinds, *pairs]:
+        run = unit * (PROBE_CHARS // len(unit))
+        if _bounded_findall(splitter, run + tail, deadline - time.monotonic()) is None:
             raise ValueError(
-                f"the split regex {_short(source)} backtracks catastrophically: on {PROBE_CHARS} "
-                f"{ch!r} in a row it did not finish in {PROBE_SECONDS} s (the time grows exponentially with the "
-                "run). Nested repeats that can match the same text in several ways, such as "
-                "(?:a|a)+ or (?:a|aa)*, cause it: make the alternatives exclusive, or use "
-                "possessive or atomic forms (a++, (?>...))"
+                f"the split regex {_short(source)} backtracks catastrophically: on {_run_name(unit)} it "
+                f"did not finish in {PROBE_SECONDS} s (the time grows exponentially with the run). Nested repeats that can match the same text in several "
+                "ways, such as (?:a|a)+, (?:a|aa)* or (?:a|b|ab)+, cause it: make the alternatives "
+                "exclusive, or use possessive or atomic forms (a++, (?>...))"
             )
+
+
+def _run_name(unit: str) -> str:
+    """How a probe run is named in the error: "48 'a' in a row", "'ab' repeated (48 characters)"."""
+    if len(unit) == 1:
+        return f"{PROBE_CHARS} {unit!r} in a row"
+    return f"{unit!r} repeated ({PROBE_CHARS} characters)"
 
 
 def _capturing_groups(source: str, splitter) -> int:
