@@ -302,3 +302,23 @@ def test_new_ids_past_the_largest_a_file_holds_are_refused(tmp_path):
     assert base.n_vocab == MAX_ID
     with pytest.raises(ValueError, match="3 new ids would pass 2,147,483,647, .* add at most 0"):
         extend(base, "hello hello hello", 3)
+
+
+def test_a_base_with_its_own_unicode_tables_keeps_them(tmp_path):
+    """A HF base's Split regex uses Oniguruma's Unicode 16 tables (Tokenizer.unicode): the
+    extension counted, merged and saved with the regex package's newer ones, so U+0558 (a
+    letter only since Unicode 17) joined 'a' and 'b' into one chunk and the extended tokenizer
+    encoded the base's own text differently."""
+    from tokenizer import Tokenizer
+
+    gpt2 = get_encoding("gpt2")
+    base = Tokenizer(gpt2.mergeable_ranks, r"\p{L}+|\s+|[^\s\p{L}]+", name="hf-like", unicode="tiktoken")
+    text = "a\u0558b c " * 50
+    out = extend(base, [text], add=3)
+    assert out.unicode == "tiktoken"
+    assert out.split(text) == base.split(text)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(text, encoding="utf-8")
+    assert (
+        extend(base, [corpus], add=3).metadata["extension"] == out.metadata["extension"]
+    )  # files count alike

@@ -132,10 +132,10 @@ def _count_text(text: str, regex, counts: dict[str, int]) -> int:
     return len(chunks)
 
 
-def _worker_count(args: tuple[str, int, int, str]) -> tuple[dict[str, int], int, int] | None:
-    path, start, end, pattern = args
+def _worker_count(args: tuple[str, int, int, str, str | None]) -> tuple[dict[str, int], int, int] | None:
+    path, start, end, pattern, unicode = args
     try:
-        counts, n = count_range(Path(path), start, end, pattern)
+        counts, n = count_range(Path(path), start, end, pattern, unicode=unicode)
     except CutMismatch:
         return None
     return counts, n, end - start
@@ -153,6 +153,7 @@ def count_chunks(
     min_chunk_count: int = 1,
     max_chunks: int | None = None,
     while_waiting: Callable[[], None] | None = None,
+    unicode: str | None = None,
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """Count the chunks of a corpus: (chunk -> count in first-occurrence order, statistics).
 
@@ -163,13 +164,14 @@ def count_chunks(
     the rarest chunks so far are dropped (see TableCap), so memory stops growing with the
     corpus, but counts of chunks dropped and seen again are low: an approximation.
     `while_waiting()` runs once in this process while worker processes count, if any do
-    (the trainer imports numpy then).
+    (the trainer imports numpy then). `unicode`: the pattern's Unicode tables, as
+    `patterns.compile_pattern` takes them (a tokenizer's own: `Tokenizer.unicode`).
     """
     if not isinstance(min_chunk_count, int) or min_chunk_count < 1:
         raise ValueError(f"min_chunk_count must be an integer >= 1, got {min_chunk_count!r}")
     cap = TableCap(max_chunks)
     check_workers(workers)
-    regex = None if pattern == NO_SPLIT else compile_splitter(pattern)
+    regex = None if pattern == NO_SPLIT else compile_splitter(pattern, unicode)
     t0 = time.perf_counter()
     files, texts = corpus_documents(corpus)
     counts: dict[str, int] = {}  # the table returned: filled in text order, never copied
@@ -186,7 +188,7 @@ def count_chunks(
             tick.add(1)
         tick.done()
     else:
-        _count_files(files, pattern, regex, counts, stats, workers, progress, cap, while_waiting)
+        _count_files(files, pattern, regex, counts, stats, workers, progress, cap, while_waiting, unicode)
     counts.pop("", None)  # a pattern that matches the empty string adds nothing to train on
     if min_chunk_count > 1:
         stats["pruned_chunks"] = prune_counts(counts, min_chunk_count)
@@ -242,7 +244,9 @@ def count_files(
     )
 
 
-def _count_files(files, pattern, regex, counts, stats, workers, progress, cap, while_waiting=None) -> None:
+def _count_files(
+    files, pattern, regex, counts, stats, workers, progress, cap, while_waiting=None, unicode=None
+) -> None:
     total = sum(p.stat().st_size for p in files)
     stats["documents"] = len(files)
     stats["bytes"] = total
@@ -260,7 +264,7 @@ def _count_files(files, pattern, regex, counts, stats, workers, progress, cap, w
     stats["workers"] = workers
     if workers > 1:
         try:
-            _count_files_parallel(files, pattern, counts, stats, workers, tick, cap, while_waiting)
+            _count_files_parallel(files, pattern, counts, stats, workers, tick, cap, while_waiting, unicode)
             tick.done()
             return
         except (ImportError, NotImplementedError, OSError):
@@ -271,13 +275,22 @@ def _count_files(files, pattern, regex, counts, stats, workers, progress, cap, w
             tick.reset()
     for path in files:
         _, n = count_range(
-            path, 0, path.stat().st_size, pattern, report=tick.add, counts=counts, after_block=cap
+            path,
+            0,
+            path.stat().st_size,
+            pattern,
+            report=tick.add,
+            counts=counts,
+            after_block=cap,
+            unicode=unicode,
         )
         stats["chunks"] += n
     tick.done()
 
 
-def _count_files_parallel(files, pattern, counts, stats, workers, tick, cap, while_waiting=None) -> None:
+def _count_files_parallel(
+    files, pattern, counts, stats, workers, tick, cap, while_waiting=None, unicode=None
+) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
     total = max(stats["bytes"], 1)
@@ -287,7 +300,7 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick, cap, whi
         parts = max(round(size * workers * 4 / total), -(-size // RANGE_MAX_BYTES))
         parts = max(1, min(parts, size // RANGE_MIN_BYTES))
         cuts = range_cuts(path, parts) if size else [0, 0]
-        jobs.extend((str(path), a, b, pattern) for a, b in zip(cuts, cuts[1:], strict=False))
+        jobs.extend((str(path), a, b, pattern, unicode) for a, b in zip(cuts, cuts[1:], strict=False))
     failed: set[str] = set()
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:  # no idle processes
         # merged in range order, which keeps first occurrences
@@ -309,7 +322,9 @@ def _count_files_parallel(files, pattern, counts, stats, workers, tick, cap, whi
         cap.reset()
         stats["chunks"] = 0
         for path in files:
-            _, n = count_range(path, 0, path.stat().st_size, pattern, counts=counts, after_block=cap)
+            _, n = count_range(
+                path, 0, path.stat().st_size, pattern, counts=counts, after_block=cap, unicode=unicode
+            )
             stats["chunks"] += n
 
 

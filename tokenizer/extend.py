@@ -67,7 +67,7 @@ class _LiveEncoder:
 
     def __init__(self, base: Tokenizer) -> None:
         self.ranks = dict(base.mergeable_ranks)
-        self.tok = Tokenizer(self.ranks, base.pattern, name=base.name)
+        self.tok = Tokenizer(self.ranks, base.pattern, name=base.name, unicode=base.unicode)
         self.encode = self.tok._encode_new_chunk
 
     def add(self, token: bytes, token_id: int) -> None:
@@ -296,7 +296,9 @@ def extend(
     _check_rule(tie_break, min_frequency)
     check_add(base, add)
     t0 = time.perf_counter()
-    chunk_counts, stats = count_chunks(corpus, base.pattern, workers=workers, progress=progress)
+    chunk_counts, stats = count_chunks(
+        corpus, base.pattern, workers=workers, progress=progress, unicode=base.unicode
+    )
     t1 = time.perf_counter()
     tick = Ticker("encode", len(chunk_counts), progress)
     ext = _Extender(base, _ticking(chunk_counts, tick), first=tie_break == "first")
@@ -357,4 +359,5 @@ def _result(base: Tokenizer, ext: _Extender, first_id: int, metadata: dict[str, 
         name=f"{base.name}+{len(ext.merges)}",
         metadata=metadata,
         decoder=decoder,
+        unicode=base.unicode,
     )

@@ -272,6 +272,7 @@ def prefix_tokenizer(tok: Tokenizer, vocab_size: int) -> Tokenizer:
         name=f"{tok.name}[:{vocab_size}]",
         preparation=tok.preparation,
         chunk_lookup=tok.chunk_lookup,
+        unicode=tok.unicode,
     )
 
 

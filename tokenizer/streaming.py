@@ -35,10 +35,11 @@ RANGE_MIN_BYTES = 1 << 20  # ranges are at least this big: a smaller one costs m
 MAX_WORKERS = 256
 
 
-def compile_splitter(pattern: str):
-    """Compile a split pattern for counting: ValueError (not regex.error) if it is unusable."""
+def compile_splitter(pattern: str, unicode: str | None = None):
+    """Compile a split pattern for counting: ValueError (not regex.error) if it is unusable.
+    `unicode`: its Unicode tables (patterns.compile_pattern), None for the pattern's default."""
     try:
-        regex = compile_pattern(pattern)
+        regex = compile_pattern(pattern, unicode=unicode)
     except Exception as e:  # regex.error / re.error are not ValueErrors
         if isinstance(e, ValueError) and "pattern" in str(e):
             raise
@@ -223,6 +224,7 @@ def count_range(
     report: Callable[[int], None] | None = None,
     counts: dict[str, int] | None = None,
     after_block: Callable[[dict[str, int]], None] | None = None,
+    unicode: str | None = None,
 ) -> tuple[dict[str, int], int]:
     """Count chunks of bytes [start, end) of a file whose chunking restarts at `start`.
 
@@ -231,7 +233,7 @@ def count_range(
     (new chunks after its keys) when given, so a serial caller needs no second table;
     after_block(counts) runs after each block (the serial caller's table cap).
     """
-    regex = compile_splitter(pattern)
+    regex = compile_splitter(pattern, unicode)
     tiles = is_named(pattern)  # every character is in some chunk (tests/test_patterns.py)
     size = path.stat().st_size
     counts = {} if counts is None else counts
