@@ -142,6 +142,10 @@ def test_decode_tokens_bytes_and_unknown_id():
     assert b"".join(enc.decode_tokens_bytes(ids)) == "🙂".encode()
     with pytest.raises(ValueError, match="unknown token id"):
         enc.decode([10**9])
+    # an id in a gap below n_vocab (cl100k has none from 100257 to 100276 but its specials):
+    # "vocabulary has 100277 ids" read as a contradiction
+    with pytest.raises(ValueError, match=r"unknown token id 100261: no token has it \(ids: 0\.\.100276\)"):
+        enc.decode([100261])
 
 
 @settings(max_examples=60, deadline=None)

@@ -478,7 +478,7 @@ class Tokenizer:
         if token is None:
             token = self._special_decoder.get(token_id)
             if token is None:
-                raise ValueError(f"unknown token id {token_id} (vocabulary has {self.n_vocab} ids)")
+                raise ValueError(f"unknown token id {token_id}: no token has it (ids: 0..{self.n_vocab - 1})")
         return token
 
     def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
