@@ -322,3 +322,11 @@ def test_a_base_with_its_own_unicode_tables_keeps_them(tmp_path):
     assert (
         extend(base, [corpus], add=3).metadata["extension"] == out.metadata["extension"]
     )  # files count alike
+
+
+def test_an_empty_corpus_is_named_as_the_stop_reason():
+    """It said "no pairs left: every chunk is a single token", of a corpus with no chunk."""
+    for corpus in ([""], [], ["", ""]):
+        tok = extend(get_encoding("gpt2"), corpus, add=3)
+        assert tok.metadata["stop_reason"] == "the corpus is empty: no text to learn merges from"
+    assert extend(get_encoding("gpt2"), ["a b c"], add=3).metadata["stop_reason"].startswith("no pair")

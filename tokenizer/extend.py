@@ -299,6 +299,7 @@ def extend(
     chunk_counts, stats = count_chunks(
         corpus, base.pattern, workers=workers, progress=progress, unicode=base.unicode
     )
+    empty = not chunk_counts
     t1 = time.perf_counter()
     tick = Ticker("encode", len(chunk_counts), progress)
     ext = _Extender(base, _ticking(chunk_counts, tick), first=tie_break == "first")
@@ -307,6 +308,8 @@ def extend(
     t2 = time.perf_counter()
     first_id = base.n_vocab
     ext.run(add, first_id, min_frequency, progress)
+    if empty and ext.stop_reason is not None:  # not "every chunk is a single token": there is none
+        ext.stop_reason = "the corpus is empty: no text to learn merges from"
     t3 = time.perf_counter()
     seconds = {"count": t1 - t0, "encode": t2 - t1, "merge": t3 - t2, "total": t3 - t0}
     metadata = {
