@@ -61,7 +61,7 @@ REDUCE_FAN_IN = 4  # partial tables merged per reduction task
 RANGE_MAX_BYTES = 64 << 20  # a bigger range only makes a bigger partial table on one worker
 RANGES_PER_WORKER = 4  # enough ranges that a slow worker does not hold everyone up
 FINGERPRINT_BYTES = 1 << 16  # hashed at each end of a file to tell two files at one path apart
-CONNECT_TIMEOUT_S = 30  # to reach a scheduler and hear its handshake
+CONNECT_TIMEOUT_S = 30  # to reach a scheduler; its handshake must come within twice that in all
 WORKER_WAIT_S = 60  # for a first worker to join it
 
 
@@ -301,7 +301,8 @@ def _check_coverage(part: _Part, jobs: list[_Job]) -> None:
 
 
 def _hear_handshake(distributed: Any, address: str) -> None:
-    """Connect to `address` and read a Dask handshake, within CONNECT_TIMEOUT_S in all, then hang
+    """Connect to `address` and read a Dask handshake, within 2 * CONNECT_TIMEOUT_S in all (the
+    connect alone gives up after CONNECT_TIMEOUT_S: an OSError, "cannot reach"), then hang
     up. Dask's Client bounds the connect but then waits for the handshake for ever: a port that
     accepts and stays silent (a firewall's tarpit, a stuck process) hung the CLI. Run in a
     thread of its own, so its event loop never meets a caller's (a notebook's)."""
@@ -311,7 +312,7 @@ def _hear_handshake(distributed: Any, address: str) -> None:
         await comm.close()
 
     def bounded() -> None:
-        asyncio.run(asyncio.wait_for(handshake(), CONNECT_TIMEOUT_S))
+        asyncio.run(asyncio.wait_for(handshake(), 2 * CONNECT_TIMEOUT_S))
 
     with ThreadPoolExecutor(1) as pool:
         pool.submit(bounded).result()
@@ -339,7 +340,7 @@ def _connect(scheduler: Any, workers: int | None):
         client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
     except TimeoutError:  # (an OSError too)
         raise DistributedCountError(
-            f"{scheduler} accepted the connection but sent no Dask handshake within {CONNECT_TIMEOUT_S} s: "
+            f"{scheduler} accepted the connection but sent no Dask handshake within {2 * CONNECT_TIMEOUT_S} s: "
             "is a Dask scheduler listening there? Give the address `dask scheduler` prints"
         ) from None
     except OSError as e:
