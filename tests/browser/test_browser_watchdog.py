@@ -147,12 +147,20 @@ def test_decode_limits(page: Page):
     expect(out).to_have_class("decode-output error")
 
 
+def load_self_merged(page: Page, tmp_path: Path, name: str, levels: int) -> Tokenizer:
+    """A tokenizer whose last token is 'a' * 2**(levels + 1) by self-merges, loaded in the page."""
+    tok = Tokenizer.from_merges([(97, 97)] + [(256 + i, 256 + i) for i in range(levels)], "none", name=name)
+    tok.save(tmp_path / name)
+    page.get_by_test_id("load-files").set_input_files(
+        [tmp_path / f"{name}.tiktoken", tmp_path / f"{name}.json"]
+    )
+    expect(page.get_by_test_id("load-message")).to_contain_text(f"loaded {name}")
+    return tok
+
+
 def test_decode_of_long_tokens_shows_a_bounded_part(page: Page, tmp_path: Path):
     # 10 ids of a 2 MB token were 20 MB of token spans (a 2.5 s freeze); 2,000 an OverflowError
-    long = Tokenizer.from_merges([(97, 97)] + [(256 + i, 256 + i) for i in range(20)], "none", name="long")
-    long.save(tmp_path / "long")
-    page.get_by_test_id("load-files").set_input_files([tmp_path / "long.tiktoken", tmp_path / "long.json"])
-    expect(page.get_by_test_id("load-message")).to_contain_text("loaded long")
+    long = load_self_merged(page, tmp_path, "long", 20)
     top = long.n_vocab - 1
     if not page.locator("#decode-box").evaluate("d => d.open"):
         page.locator("#decode-box summary").click()
@@ -173,10 +181,7 @@ def test_decode_of_long_tokens_shows_a_bounded_part(page: Page, tmp_path: Path):
 
 def test_merge_tree_of_a_long_self_merged_token_is_cut(page: Page, tmp_path: Path):
     # a 32 KB token of self-merges has 65,535 nodes: the tree shows the levels that fit in 64 KB
-    run = Tokenizer.from_merges([(97, 97)] + [(256 + i, 256 + i) for i in range(14)], "none", name="run")
-    run.save(tmp_path / "run")
-    page.get_by_test_id("load-files").set_input_files([tmp_path / "run.tiktoken", tmp_path / "run.json"])
-    expect(page.get_by_test_id("load-message")).to_contain_text("loaded run")
+    load_self_merged(page, tmp_path, "run", 14)
     page.get_by_test_id("input").fill("a" * 2**15)
     wait_ids(page, "run", [270])
     panel(page, "run").get_by_test_id("token").first.click()
@@ -189,10 +194,7 @@ def test_merge_tree_of_a_long_self_merged_token_is_cut(page: Page, tmp_path: Pat
 
 def test_megabyte_tokens_are_shown_cut_in_the_lists(page: Page, tmp_path: Path):
     # the audit wrote its 20 longest tokens whole (4 MB of text and hex): a 2.5 s freeze
-    long = Tokenizer.from_merges([(97, 97)] + [(256 + i, 256 + i) for i in range(20)], "none", name="long")
-    long.save(tmp_path / "long")
-    page.get_by_test_id("load-files").set_input_files([tmp_path / "long.tiktoken", tmp_path / "long.json"])
-    expect(page.get_by_test_id("load-message")).to_contain_text("loaded long")
+    long = load_self_merged(page, tmp_path, "long", 20)
     box = page.get_by_test_id("audit-box")
     if not box.evaluate("d => d.open"):
         box.locator("summary").click()
