@@ -86,6 +86,22 @@ def test_pair_table_with_zero_bytes_long_tokens_and_gaps():
     _check_table(ranks)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**62), unique=True, max_size=400), st.booleans())
+def test_int_map_answers_as_a_dict(keys, crowd):
+    """Every key is found and every other key is missing, also where many keys share home
+    slots at the end of the table, so that their run goes past the last home slot."""
+    if crowd:  # keys whose hashes are the largest: the top slots
+        keys = sorted(range(1, 1 << 16), key=lambda k: -((k * _batch._GOLDEN) % 2**64))[: len(keys)] or keys
+    values = [3 * k + 1 for k in range(len(keys))]
+    table = _batch._IntMap(np, np.array(keys, dtype=np.int64), np.array(values, dtype=np.int64))
+    expected = dict(zip(keys, values, strict=True))
+    query = keys + [k + 1 for k in keys] + [0, 2**62 + 5]
+    found = table.get(np.array(query, dtype=np.int64), -7).tolist()
+    assert found == [expected.get(q, -7) for q in query]
+    assert table.slot_keys[-1] == -1  # every probe stops there
+
+
 def _merge_check(ranks: dict[bytes, int], pieces: list[bytes]) -> None:
     table = _batch.PairTable(ranks)
     expected = [_bpe_scan(piece, ranks) for piece in pieces]

@@ -124,10 +124,10 @@ class PairTable:
         vocabulary = _Rows(np, ranks)
         self.byte_pairs = vocabulary.byte_pairs()  # byte pair -> rank: the first round's lookups
         keys, values = vocabulary.splits(self.width)
-        long_keys, long_values = _long_splits(np, ranks, self.width)
+        long_keys, long_values = _long_splits(np, ranks, self.width, longest=vocabulary.long_tokens)
         self.pairs = _IntMap(np, np.concatenate([keys, long_keys]), np.concatenate([values, long_values]))
         self.tokens = vocabulary.index  # ids of byte strings up to MATRIX_WIDTH long
-        self._unreached: tuple[_Rows, dict[bytes, int]] | None = (vocabulary, ranks)
+        self._unreached: _Rows | None = vocabulary
         self._reach: tuple[Any, Any] | None = None
 
     @property
@@ -136,7 +136,7 @@ class PairTable:
         only long chunks' cuts (`_batch_cuts`) need it."""
         unreached = self._unreached
         if self._reach is None and unreached is not None:  # (another thread may be done: then _reach is set)
-            self._reach = unreached[0].reach(unreached[1])
+            self._reach = unreached.reach()
             self._unreached = None  # the token matrices are not needed any more
         return self._reach  # type: ignore[return-value]
 
@@ -149,36 +149,31 @@ class _IntMap:
     """A read-only map of distinct non-negative int64 keys, queried for whole arrays at once.
 
     Open addressing with linear probing, at most half full: one probe answers most queries,
-    where a binary search over sorted keys would miss the cache a dozen times.
+    where a binary search over sorted keys would miss the cache a dozen times. Built in one
+    sort: keys placed in the order of their home slots, each at its home or just after the
+    key before, fill every slot from a key's home to its own, which is all a probe needs.
+    Probes run on past the last home slot instead of wrapping round: the table ends with
+    as many slots as the longest run needs, and then one empty slot where every probe stops.
     """
 
     def __init__(self, np: Any, keys: Any, values: Any) -> None:
         self.np = np
         self.bits = max(len(keys) * 2, 2).bit_length()
-        self.mask = (1 << self.bits) - 1
-        self.slot_keys = np.full(1 << self.bits, -1, dtype=np.int64)  # -1: empty (keys are >= 0)
-        self.slot_values = np.zeros(1 << self.bits, dtype=np.int64)
-        self._insert(keys, values)
+        home = self._slots(keys)
+        order = np.argsort(home)  # any order among keys of one home slot will do
+        step = np.arange(len(keys), dtype=np.int64)
+        # slot of the i-th key in home order: max over j <= i of home_j + (i - j)
+        at = np.maximum.accumulate(home[order] - step) + step if len(keys) else step
+        size = max(1 << self.bits, int(at[-1]) + 1 if len(keys) else 0) + 1  # + the empty slot probes stop at
+        self.slot_keys = np.full(size, -1, dtype=np.int64)  # -1: empty (keys are >= 0)
+        self.slot_values = np.zeros(size, dtype=np.int64)
+        self.slot_keys[at] = keys[order]
+        self.slot_values[at] = values[order]
 
     def _slots(self, keys: Any) -> Any:
         """Multiplicative (Fibonacci) hashing: the top `bits` bits of key * 2**64 / phi."""
         np = self.np
         return ((keys.astype(np.uint64) * np.uint64(_GOLDEN)) >> np.uint64(64 - self.bits)).astype(np.int64)
-
-    def _insert(self, keys: Any, values: Any) -> None:
-        """All keys at once: each round, one key takes each free slot it reaches and the
-        rest move one slot on. Keys are distinct, so every key lands exactly once."""
-        np = self.np
-        slots = self._slots(keys)
-        while len(keys):
-            free = self.slot_keys[slots] == -1
-            _, first = np.unique(slots[free], return_index=True)
-            placed = np.flatnonzero(free)[first]
-            self.slot_keys[slots[placed]] = keys[placed]
-            self.slot_values[slots[placed]] = values[placed]
-            rest = np.ones(len(keys), dtype=bool)
-            rest[placed] = False
-            keys, values, slots = keys[rest], values[rest], (slots[rest] + 1) & self.mask
 
     def get(self, query: Any, missing: int) -> Any:
         """The value of each query key, `missing` where the key is not in the map."""
@@ -188,13 +183,13 @@ class _IntMap:
         hit = held == query
         found = np.where(hit, self.slot_values[slots], missing)
         pending = np.flatnonzero(~hit & (held != -1))  # another key sits there: probe on
-        query, slots = query[pending], (slots[pending] + 1) & self.mask
+        query, slots = query[pending], slots[pending] + 1
         while len(pending):
             held = self.slot_keys[slots]
             hit = held == query
             found[pending[hit]] = self.slot_values[slots[hit]]
             on = ~hit & (held != -1)
-            pending, query, slots = pending[on], query[on], (slots[on] + 1) & self.mask
+            pending, query, slots = pending[on], query[on], slots[on] + 1
         return found
 
 
@@ -210,16 +205,22 @@ class _Rows:
 
     def __init__(self, np: Any, ranks: dict[bytes, int]) -> None:
         self.np = np
-        tokens = [t for t in ranks if len(t) <= MATRIX_WIDTH]
-        lengths = np.array(list(map(len, tokens)), dtype=np.int64)
-        ids = np.array(list(map(ranks.__getitem__, tokens)), dtype=np.int64)
-        flat = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+        # Every token's length and id, and all their bytes, in C loops; then the short ones kept.
+        every = list(ranks)
+        lengths = np.fromiter(map(len, every), dtype=np.int64, count=len(every))
+        ids = np.fromiter(ranks.values(), dtype=np.int64, count=len(every))
+        flat = np.frombuffer(b"".join(every), dtype=np.uint8)
+        short = lengths <= MATRIX_WIDTH
+        self.long_tokens = [every[i] for i in np.flatnonzero(~short).tolist()]  # few: split in Python
+        if self.long_tokens:
+            flat, lengths, ids = flat[np.repeat(short, lengths)], lengths[short], ids[short]
+        rows = len(lengths)  # one per short token
         # Byte k of token t goes to t * MATRIX_WIDTH + k (left) or one padding further on (right).
-        row_shift = np.arange(len(tokens)) * MATRIX_WIDTH - (np.cumsum(lengths) - lengths)
+        row_shift = np.arange(rows) * MATRIX_WIDTH - (np.cumsum(lengths) - lengths)
         at = np.arange(len(flat)) + np.repeat(row_shift, lengths)
-        left = np.zeros(len(tokens) * MATRIX_WIDTH, dtype=np.uint8)
+        left = np.zeros(rows * MATRIX_WIDTH, dtype=np.uint8)
         left[at] = flat
-        right = np.zeros(len(tokens) * MATRIX_WIDTH, dtype=np.uint8)
+        right = np.zeros(rows * MATRIX_WIDTH, dtype=np.uint8)
         right[at + np.repeat(MATRIX_WIDTH - lengths, lengths)] = flat
         order = np.argsort(-lengths, kind="stable")  # longest first
         self.lengths, self.ids = lengths[order], ids[order]
@@ -234,7 +235,7 @@ class _Rows:
             by_length[p] = _sorted(np, _strings(np, self.left[same, :p]), self.ids[same])
         self.index = TokenIndex(np, self._short_tokens(), by_length)
 
-    def reach(self, ranks: dict[bytes, int]) -> tuple[Any, Any]:
+    def reach(self) -> tuple[Any, Any]:
         """For each byte pair (u, v) (key u << 8 | v): the largest k such that some token has
         u, v at offsets k - 1, k, and the largest length - k of such a token (0: none has)."""
         np = self.np
@@ -244,11 +245,10 @@ class _Rows:
             keys.append(self.left[:rows, k - 1].astype(np.int64) << 8 | self.left[:rows, k])
             left.append(np.full(rows, k, dtype=np.int64))
             right.append(self.lengths[:rows] - k)
-        for token in ranks:
-            if len(token) > MATRIX_WIDTH:
-                keys.append(np.array([token[k - 1] << 8 | token[k] for k in range(1, len(token))]))
-                left.append(np.arange(1, len(token)))
-                right.append(len(token) - np.arange(1, len(token)))
+        for token in self.long_tokens:
+            keys.append(np.array([token[k - 1] << 8 | token[k] for k in range(1, len(token))]))
+            left.append(np.arange(1, len(token)))
+            right.append(len(token) - np.arange(1, len(token)))
         keys_all = np.concatenate(keys)
         reach_left = np.zeros(65536, dtype=np.int64)
         reach_right = np.zeros(65536, dtype=np.int64)
@@ -354,8 +354,10 @@ def _find(np: Any, table: tuple[Any, Any], query: Any) -> Any:
     return np.where(keys[at] == query, ids[at], -1)
 
 
-def _long_splits(np: Any, ranks: dict[bytes, int], width: int) -> tuple[Any, Any]:
-    """The splits of the (few) tokens longer than MATRIX_WIDTH, in Python.
+def _long_splits(
+    np: Any, ranks: dict[bytes, int], width: int, *, longest: list[bytes] | None = None
+) -> tuple[Any, Any]:
+    """The splits of the (few) tokens longer than MATRIX_WIDTH (`longest`, if known), in Python.
 
     A token longer than ALL_CUTS_MAX is cut only where both sides have the length of some
     token: trying each of its cuts, each a slice of it, is quadratic in its length (a tokenizer
@@ -363,10 +365,10 @@ def _long_splits(np: Any, ranks: dict[bytes, int], width: int) -> tuple[Any, Any
     get = ranks.get
     long_cuts = None  # built only if a very long token is there
     keys, values = [], []
-    for token, rank in ranks.items():
-        n = len(token)
-        if n <= MATRIX_WIDTH:
-            continue
+    if longest is None:
+        longest = [token for token in ranks if len(token) > MATRIX_WIDTH]
+    for token in longest:
+        n, rank = len(token), ranks[token]
         if n <= ALL_CUTS_MAX:
             cuts: Any = range(1, n)
         else:
