@@ -129,8 +129,31 @@ def test_workers_are_bounded_before_any_process_starts(tmp_path, capsys, command
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]
 
 
+def test_missing_output_folders_are_made(tmp_path, capsys, monkeypatch):
+    """-o out/sub/NAME makes out/sub first, as `mkdir -p` would (it was an error: the folder
+    does not exist), for every command that writes a file; the nearest existing folder must
+    be writable, and nothing is made when the command stops before its work."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.txt").write_text("hello world " * 20, encoding="utf-8")
+    runs = [
+        (["train", "c.txt", "-v", "300", "-q", "-o", "a/b/t"], ["a/b/t.tiktoken", "a/b/t.json"]),
+        (["extend", "gpt2", "c.txt", "--add", "3", "-q", "-o", "e/x"], ["e/x.tiktoken", "e/x.json"]),
+        (["count", "c.txt", "-q", "-o", "n/c.gz"], ["n/c.gz"]),
+        (["export", "gpt2", "-o", "h/tokenizer.json"], ["h/tokenizer.json"]),
+        (["classic", "learn", "c.txt", "-s", "5", "-o", "l/codes"], ["l/codes"]),
+    ]
+    for argv, made in runs:
+        assert main(argv) == 0, (argv, capsys.readouterr().err)
+        assert all((tmp_path / name).is_file() for name in made), argv
+    assert main(["classic", "apply", "c.txt", "-c", "l/codes", "-o", "p/q/out"]) == 0
+    assert (tmp_path / "p/q/out").is_file()
+    capsys.readouterr()
+    assert main(["train", "c.txt", "-v", "100", "-q", "-o", "z/t"]) == 2  # a bad argument: no folder made
+    assert not (tmp_path / "z").exists()
+
+
 def test_outputs_are_checked_before_any_work(tmp_path, capsys, monkeypatch):
-    """A missing folder failed only when the result was saved (after the whole training), naming
+    """A bad output failed only when the result was saved (after the whole training), naming
     a temp file; `-o folder/` wrote folder.tiktoken beside the folder; `-o ''` said
     "PosixPath('.') has an empty name"; `-o dir` of a file command named a temp file."""
     monkeypatch.chdir(tmp_path)
@@ -139,20 +162,20 @@ def test_outputs_are_checked_before_any_work(tmp_path, capsys, monkeypatch):
     (tmp_path / "t.json").mkdir()
     trains = ["train", "c.txt", "-v", "300", "-q"]
     cases = [
-        ([*trains, "-o", "missing/t"], "-o missing/t: the folder missing does not exist; create it first"),
         ([*trains, "-o", "folder/"], "-o 'folder/' names no file: give a file name stem"),
         ([*trains, "-o", ""], "-o '' names no file"),
         ([*trains, "-o", "t"], "-o t: t.json is a directory"),
-        (["extend", "gpt2", "c.txt", "--add", "3", "-q", "-o", "missing/e"], "the folder missing does not"),
         (["count", "c.txt", "-q", "-o", "folder"], "-o folder: folder is a directory; give a file name"),
-        (["export", "gpt2", "-o", "missing/tokenizer.json"], "the folder missing does not exist"),
         # was "the folder c.txt does not exist; create it first (mkdir -p c.txt)"
         (
             ["count", "c.txt", "-q", "-o", "c.txt/c.gz"],
             "-o c.txt/c.gz: c.txt is a file, not a folder; write into",
         ),
+        (
+            ["count", "c.txt", "-q", "-o", "c.txt/new/c.gz"],
+            "-o c.txt/new/c.gz: c.txt is a file, not a folder",
+        ),
         (["classic", "learn", "c.txt", "-s", "5", "-o", "folder"], "folder is a directory"),
-        (["classic", "apply", "c.txt", "-c", "c.txt", "-o", "missing/out"], "the folder missing does not"),
     ]
     for argv, message in cases:
         assert main(argv) == 2, argv

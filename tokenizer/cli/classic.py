@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from pathlib import Path
 
 from ..classic import apply, count_words, format_codes, learn, merges_budget, parse_codes, parse_word_counts
 from ..formats import atomic_write_text
-from .common import check_output, read_utf8
+from .common import check_output, read_utf8, ready
 
 STDIO = "-"
 
@@ -25,7 +26,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
     if args.output == STDIO:
         sys.stdout.write(codes)
     else:
-        atomic_write_text(args.output, codes)
+        atomic_write_text(ready(Path(args.output)), codes)
     if len(merges) < merges_budget(counts, args.merges, args.total_symbols):
         print(
             f"stopped after {len(merges)} merges: no pair occurs >= {args.min_frequency} times",
@@ -42,7 +43,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(result)
     else:
-        atomic_write_text(args.output, result)
+        atomic_write_text(ready(Path(args.output)), result)
     return 0
 
 

@@ -106,16 +106,26 @@ def check_output(out: str, *, stem: bool = False, inputs: Iterable[str | Path] =
 
 
 def _check_folder(out: str, folder: Path) -> None:
-    """The output's folder exists and can be written to."""
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"-o {out}: {folder} is a file, not a folder; write into a folder: FOLDER/NAME")
-    if not folder.is_dir():
-        raise ValueError(f"-o {out}: the folder {folder} does not exist; create it first (mkdir -p {folder})")
-    if not os.access(folder, os.W_OK | os.X_OK):  # else a whole training, then the save failed
+    """The output's folder, or the nearest of its parents that exists (`ready` makes the rest,
+    as `mkdir -p` would, when the result is written), is a folder that can be written to."""
+    existing = next((above for above in (folder, *folder.parents) if above.exists()), Path("."))
+    if not existing.is_dir():
+        raise ValueError(f"-o {out}: {existing} is a file, not a folder; write into a folder: FOLDER/NAME")
+    if not os.access(existing, os.W_OK | os.X_OK):  # else a whole training, then the save failed
         raise ValueError(
-            f"-o {out}: the folder {folder} cannot be written to (a read-only file system, or no "
+            f"-o {out}: the folder {existing} cannot be written to (a read-only file system, or no "
             "permission); choose another folder"
         )
+
+
+def ready(path: Path) -> Path:
+    """`path`, once its folder exists: the folders check_output found missing are made now,
+    when the result is there to be written (a command that fails before leaves none behind)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"cannot make the folder {path.parent} for {path.name}: {e.strerror or e}") from None
+    return path
 
 
 def _check_replaceable(out: str, target: Path) -> None:

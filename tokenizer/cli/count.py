@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..counting import COUNT_ENGINES, count_files, save_counts
 from ..patterns import NO_SPLIT, PATTERNS
 from ..regex_check import check_split_regex
 from ..streaming import expand_inputs
-from .common import DEFAULT_PATTERN, check_output, corpus_sample
+from .common import DEFAULT_PATTERN, check_output, corpus_sample, ready
 from .progress import progress_bars
 
 
@@ -40,7 +41,7 @@ def cmd_count(args: argparse.Namespace) -> int:
             progress=progress,
         )
     stats["pattern_name"] = pattern if pattern == NO_SPLIT or pattern in PATTERNS else None
-    save_counts(args.output, counts, stats)
+    save_counts(ready(Path(args.output)), counts, stats)
     print(
         f"{stats['bytes']:,} bytes, {stats['chunks']:,} chunks, {stats['unique_chunks']:,} unique "
         f"-> {args.output} ({stats['seconds']:.1f} s)",

@@ -11,10 +11,10 @@ from ..formats import atomic_write_text, minbpe_text
 from ..hf_export import export_hf
 from ..loading import load_file
 from ..train import split_pattern
-from .common import check_output, tokenizer_files
+from .common import check_output, ready, tokenizer_files
 
 
-def export_minbpe(tok: Tokenizer, path: str) -> None:
+def export_minbpe(tok: Tokenizer, path: str | Path) -> None:
     atomic_write_text(path, minbpe_text(tok))
 
 
@@ -35,7 +35,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     # `export gpt2 -o gpt2.json` run twice reads the reference encoding both times
     check_output(args.output, inputs=[] if is_reference(args.source) else tokenizer_files(args.source))
     pattern = split_pattern(args.pattern)  # a name, as train's --pattern: a typo is not a regex
-    EXPORTERS[args.format](load_source(args.source, pattern), args.output)
+    EXPORTERS[args.format](load_source(args.source, pattern), ready(Path(args.output)))
     return 0
 
 

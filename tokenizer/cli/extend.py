@@ -9,7 +9,7 @@ from pathlib import Path
 from ..extend import extend
 from ..loading import load_any
 from ..train import TIE_BREAKS
-from .common import check_output, read_utf8, tokenizer_files
+from .common import check_output, read_utf8, ready, tokenizer_files
 from .progress import progress_bars
 
 
@@ -36,7 +36,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
             "tokens_after": len(tok.encode_ordinary(held_out)),
         }
     tok.name = out.name
-    tok.save(out)
+    tok.save(ready(out))
     print(report(tok), file=sys.stderr)
     return 0
 

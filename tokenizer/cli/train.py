@@ -11,7 +11,7 @@ from ..patterns import is_named
 from ..regex_check import check_split_regex
 from ..streaming import check_corpus_file
 from ..train import TIE_BREAKS, split_pattern, train
-from .common import DEFAULT_PATTERN, check_output, corpus_sample
+from .common import DEFAULT_PATTERN, check_output, corpus_sample, ready
 from .progress import progress_bars
 
 
@@ -57,7 +57,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             counts=args.counts,
             name=out.name,
         )
-    tok.save(out)
+    tok.save(ready(out))
     meta = tok.metadata
     stats = meta["statistics"]
     print(
