@@ -148,8 +148,8 @@ def run_child(trainer: str, path: Path, vocab: int, threads: int) -> dict:
         tok.train_from_iterator(documents(), vocab, pattern=pattern)
         extra = {"merges": len(tok.get_mergeable_ranks()) - 256}
     elif trainer == "reference":
-        from tokenizer._reference import reference_merges
         from tokenizer.counting import count_chunks
+        from tokenizer.reference import reference_merges
 
         counts, _ = count_chunks(path, "gpt4", workers=1)
         extra = {"merges": len(reference_merges(counts.items(), vocab, "first", 1))}

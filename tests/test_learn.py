@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from tests.helpers import CORPORA
 from tests.strategies import tie_heavy_texts
 from tokenizer import classic
-from tokenizer._reference import merge, pair_counts, reference_merges
 from tokenizer.core import Tokenizer
 from tokenizer.patterns import compile_pattern
+from tokenizer.reference import merge, pair_counts, reference_merges
 from tokenizer.web import learn
 
 PATTERNS = ["gpt2", "gpt4", "o200k", "none", r"\w+| "]  # the last one skips text

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
 from tests.strategies import tie_heavy_texts
-from tokenizer._reference import merge, pair_counts, reference_merges, reference_train
 from tokenizer.cli import main as cli_main
 from tokenizer.core import Tokenizer
 from tokenizer.counting import count_chunks, save_counts
 from tokenizer.patterns import compile_pattern, resolve_pattern
+from tokenizer.reference import merge, pair_counts, reference_merges, reference_train
 from tokenizer.train import learn_merges, train
 
 heap_module = importlib.import_module("tokenizer._heap")

@@ -10,8 +10,8 @@ import regex
 from tests.helpers import corpus_text
 from tests.oracles import tiktoken_reference
 from tokenizer import Tokenizer, get_encoding, train
-from tokenizer._reference import merge, pair_counts
 from tokenizer.patterns import resolve_pattern
+from tokenizer.reference import merge, pair_counts
 from tokenizer.stats import prefix_tokenizer
 from tokenizer.vocab_diff import EXAMPLES_SHOWN, diff
 
