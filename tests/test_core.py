@@ -221,3 +221,17 @@ def test_save_refuses_what_it_would_replace_or_cannot_name(tmp_path):
     tok.save(tmp_path / "ok")
     tok.save(tmp_path / "ok")  # a regular file is replaced, as before
     assert Tokenizer.load(tmp_path / "ok").encode("hello world") == tok.encode("hello world")
+
+
+def test_save_checks_both_files_before_writing_either(tmp_path):
+    """A .json that could not be written (a folder there) left a new .tiktoken behind, and a
+    stem ending in '/' (meaning a folder) was saved as FOLDER.tiktoken beside the folder."""
+    tok = get_encoding("gpt2")
+    (tmp_path / "half.json").mkdir()
+    with pytest.raises(ValueError, match="half.json is a folder"):
+        tok.save(tmp_path / "half")
+    assert not (tmp_path / "half.tiktoken").exists()
+    (tmp_path / "out").mkdir()
+    with pytest.raises(ValueError, match="save needs a file name stem .* inside a folder: FOLDER/NAME"):
+        tok.save(f"{tmp_path / 'out'}/")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["half.json", "out"]

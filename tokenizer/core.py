@@ -21,7 +21,6 @@ import os
 import re
 from collections.abc import Callable, Collection, Iterable
 from itertools import chain
-from pathlib import Path
 from typing import Any, Literal
 
 from . import _batch, formats
@@ -521,14 +520,9 @@ class Tokenizer:
 
     def save(self, stem: str | os.PathLike) -> None:
         """Write STEM.tiktoken (tiktoken's rank format) and STEM.json (everything else)."""
-        stem = _strip_suffix(Path(stem))
-        if not stem.name or stem.name in (".", ".."):
-            raise ValueError(
-                f"save needs a file name stem such as 'my_tok' (it writes my_tok.tiktoken and my_tok.json), "
-                f"got {str(stem)!r}"
-            )
-        formats.write_tiktoken(stem.with_name(stem.name + ".tiktoken"), self.mergeable_ranks)
-        formats.write_json(stem.with_name(stem.name + ".json"), self.to_json())
+        tiktoken_path, json_path = formats.save_paths(stem)
+        formats.write_tiktoken(tiktoken_path, self.mergeable_ranks)
+        formats.write_json(json_path, self.to_json())
 
     @classmethod
     def load(cls, path: str | os.PathLike, pattern: str = "gpt4") -> Tokenizer:
@@ -575,12 +569,6 @@ class Tokenizer:
 def _check_text(text: object) -> None:
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}; decode bytes first (bytes.decode())")
-
-
-def _strip_suffix(path: Path) -> Path:
-    if path.suffix in (".tiktoken", ".json"):
-        return path.with_suffix("")
-    return path
 
 
 class _ChunkCache(dict):

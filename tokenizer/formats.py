@@ -89,6 +89,28 @@ def check_save_target(path: Path) -> None:
         raise ValueError(f"{path} is {kind}, which a save would replace; give a file name")
 
 
+_SAVE_SUFFIXES = (".tiktoken", ".json")  # a save writes STEM plus each; dropped from a stem given with one
+
+
+def save_paths(stem: str | os.PathLike) -> tuple[Path, Path]:
+    """STEM.tiktoken and STEM.json for Tokenizer.save (a .tiktoken or .json suffix on `stem` is
+    dropped), both checked before either is written: a save that refused its .json used to
+    leave a new .tiktoken behind, and `folder/` saved as folder.tiktoken beside the folder."""
+    text = os.fspath(stem)
+    path = Path(text)
+    if path.suffix in _SAVE_SUFFIXES:
+        path = path.with_suffix("")
+    if not path.name or path.name in (".", "..") or text.endswith(("/", os.sep)):
+        raise ValueError(
+            "save needs a file name stem such as 'my_tok' (it writes my_tok.tiktoken and my_tok.json), "
+            f"got {text!r}; inside a folder: FOLDER/NAME"
+        )
+    targets = path.with_name(path.name + ".tiktoken"), path.with_name(path.name + ".json")
+    for target in targets:
+        check_save_target(target)
+    return targets
+
+
 def _read_umask() -> int:
     """Read once at import: os.umask can only be read by setting it, which races with threads."""
     mask = os.umask(0o022)
