@@ -120,6 +120,26 @@ def test_special_tokens_follow_tiktoken():
     assert enc.encode_ordinary("<|endoftext|>") == ref.encode_ordinary("<|endoftext|>")
 
 
+def test_special_token_arguments_that_are_a_lone_str_are_type_errors():
+    """allowed_special="<|endoftext|>" was read as the set of its characters: with
+    disallowed_special=() the token came out as ordinary text without a word (tiktoken raises
+    TypeError there); disallowed_special=None means no check, as in tiktoken."""
+    enc, ref = get_encoding("cl100k_base"), _REFS["cl100k_base"]
+    text = "hi <|endoftext|>"
+    for kwargs in [
+        {"allowed_special": "<|endoftext|>", "disallowed_special": ()},
+        {"allowed_special": "<|endoftext|>"},
+        {"allowed_special": None},
+    ]:
+        with pytest.raises(TypeError):
+            ref.encode(text, **kwargs)
+        with pytest.raises(TypeError, match="allowed_special must be 'all' or a set of special tokens"):
+            enc.encode(text, **kwargs)
+    with pytest.raises(TypeError, match=re.escape("such as {'<|endoftext|>'}, not '<|endoftext|>'")):
+        enc.encode(text, disallowed_special="<|endoftext|>")
+    assert enc.encode(text, disallowed_special=None) == ref.encode(text, disallowed_special=None)
+
+
 def test_long_chunk_is_not_quadratic():
     """1 MB without a split point: tiktoken's result, in seconds (the heap path)."""
     enc, ref = get_encoding("cl100k_base"), _REFS["cl100k_base"]

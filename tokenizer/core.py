@@ -236,10 +236,12 @@ class Tokenizer:
         """tiktoken's special-token rules: the allowed special tokens, after raising ValueError
         (tiktoken's message) if `text` holds a disallowed one. "all" means every special token;
         `disallowed_special="all"` means every one not allowed; an explicit set wins over allowed."""
-        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
-        disallowed = (
-            set(self.special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
-        )
+        every = set(self.special_tokens)
+        allowed = every if allowed_special == "all" else _tokens(allowed_special, "allowed")
+        if disallowed_special == "all":
+            disallowed = every - allowed
+        else:  # None or empty: no check, as tiktoken's `if disallowed_special:`
+            disallowed = _tokens(disallowed_special, "disallowed") if disallowed_special else set()
         match = self.special_regex(disallowed).search(text) if disallowed else None
         if match:
             token = match.group()
@@ -569,6 +571,16 @@ class Tokenizer:
 def _check_text(text: object) -> None:
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}; decode bytes first (bytes.decode())")
+
+
+def _tokens(value: object, kind: str) -> set[str]:
+    """A collection of special tokens; a lone str (its characters) or None is a TypeError."""
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        one = f"{{{value!r}}}" if isinstance(value, str) else "{'<|endoftext|>'}"
+        raise TypeError(
+            f"{kind}_special must be 'all' or a set of special tokens such as {one}, not {value!r}"
+        )
+    return set(value)
 
 
 class _ChunkCache(dict):
