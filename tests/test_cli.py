@@ -60,6 +60,14 @@ def test_encode_special_text_allow_raise(encoding, capsys):
         main(["encode", "--special", "ignore", SPECIAL_TEXT])
 
 
+def test_a_disallowed_special_token_is_one_line_naming_the_flags(capsys):
+    """The error was tiktoken's four lines telling to pass `allowed_special=` (a Python argument)."""
+    assert main(["encode", "x <|endoftext|>"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'<|endoftext|>' at character 3" in err
+    assert "--special allow" in err and "--special text" in err
+
+
 def test_errors_exit_2_and_an_interrupt_exits_130(monkeypatch, capsys):
     assert main(["decode", "1", "x"]) == 2
     assert capsys.readouterr().err.startswith("error: ids must be integers")

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from ..core import Tokenizer
 from ..encodings import list_encodings
 from .common import add_tokenizer_choice, load_tokenizer, read_text
 
@@ -26,8 +27,21 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_encode(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args)
     text = read_text(args)
+    if args.special == "raise":
+        check_no_special(tok, text)
     print(json.dumps(tok.encode(text, **SPECIAL_HANDLING[args.special])))
     return 0
+
+
+def check_no_special(tok: Tokenizer, text: str) -> None:
+    """One line naming the token and the flags that encode it (the library's message is
+    tiktoken's four lines about Python arguments: `allowed_special=...`)."""
+    match = tok.special_regex(tok.special_tokens).search(text) if tok.special_tokens else None
+    if match:
+        raise ValueError(
+            f"the text holds the disallowed special token {match.group()!r} at character "
+            f"{match.start() + 1}: --special allow encodes it as its id, --special text as ordinary text"
+        )
 
 
 def parse_ids(raw: str) -> list[int]:
