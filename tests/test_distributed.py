@@ -399,3 +399,20 @@ def test_cli_count_on_a_scheduler_then_train(request, tmp_path):
     files = [str(TAYLOR), str(SHAKESPEARE)]
     assert main(["train", *files, "-j", "1", "--vocab-size", "600", "-q", "-o", str(local_stem)]) == 0
     assert (tmp_path / "dask.tiktoken").read_bytes() == (tmp_path / "local.tiktoken").read_bytes()
+
+
+def test_a_failing_task_on_a_local_cluster_is_one_line_on_stderr(tmp_path):
+    """`count --engine dask` on a non-UTF-8 file printed the workers' "Compute Failed" log with
+    Dask's traceback before the one-line error."""
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes(b"caf\xe9 au lait\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "tokenizer", "count", "--engine", "dask", "-j", "1", "-q", str(bad)]
+        + ["-o", str(tmp_path / "t.counts")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "not valid UTF-8 at byte offset 3" in out.stderr, out.stderr

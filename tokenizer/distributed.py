@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import socket
 import time
@@ -329,6 +330,12 @@ def _connect(scheduler: Any, workers: int | None):
             threads_per_worker=1,  # counting is CPU-bound Python: one task per process
             processes=True,
             dashboard_address=None,
+            # no dashboard, but the scheduler's HTTP server still starts: on any free port, not
+            # 8787, which warned in three lines whenever another Dask cluster had it
+            scheduler_kwargs={"dashboard_address": ":0"},
+            # A task's error reaches the caller as one message; the workers logged it again,
+            # with Dask's traceback, on our stderr ("Compute Failed" for a non-UTF-8 file).
+            silence_logs=logging.CRITICAL,
         )
         return distributed.Client(cluster), cluster, True
     if not isinstance(scheduler, str):
