@@ -259,6 +259,16 @@ def test_stops_early_and_says_why():
     assert reference_merges(Counter(chunks_of("ab ab", "gpt4")).items(), 300) == all_merged.merges
 
 
+def test_an_empty_corpus_is_named_as_the_stop_reason(tmp_path):
+    """It said "no pair occurs 2 or more times", of a corpus with no text (as extend did)."""
+    (tmp_path / "empty.txt").write_text("")
+    for corpus in ("", [], [""], tmp_path / "empty.txt"):
+        tok = train(corpus, 300)
+        assert tok.metadata["stop_reason"] == "the corpus is empty: no text to learn merges from"
+    assert train("", 300, min_chunk_count=2).metadata["stop_reason"].startswith("the corpus is empty")
+    assert train("ab cd", 300).metadata["stop_reason"].startswith("no pair")
+
+
 def test_min_frequency_one_keeps_merging_singletons_like_minbpe():
     text = "the quick brown fox"
     counts = Counter(chunks_of(text, "gpt4"))

@@ -226,7 +226,9 @@ def train(
         progress=progress,
         trace=trace,
     )
-    if emptied and result.stop_reason is not None:  # say why, not just that no pair is left
+    if count_stats.get("chunks") == 0 and result.stop_reason is not None:  # no pair: there is no text
+        result.stop_reason = "the corpus is empty: no text to learn merges from"
+    elif emptied and result.stop_reason is not None:  # say why, not just that no pair is left
         result.stop_reason = f"min_chunk_count={min_chunk_count} dropped every chunk: none occurs that often"
     seconds = {"count": round(t1 - t0, 3), **result.seconds}
     metadata = {
