@@ -169,6 +169,13 @@ def test_documents_are_split_separately():
     assert count_chunks(["ab ab", "ab ab"], "none")[0] == {"ab ab": 2}
 
 
+def test_a_list_mixing_paths_and_text_says_so(tmp_path):
+    """[Path("a.txt"), "b.txt"] said "corpus document 0: expected str, got PosixPath"."""
+    (tmp_path / "a.txt").write_text("hello")
+    with pytest.raises(ValueError, match="document 0 is a path among items that are not: .* not a mix"):
+        count_chunks([tmp_path / "a.txt", "b.txt"], "gpt4")
+
+
 def test_min_chunk_count_prunes_rare_chunks():
     counts, stats = count_chunks("the cat the dog the end", "gpt4", min_chunk_count=2)
     assert counts == {" the": 2}

@@ -115,6 +115,11 @@ def _existing_file(path: os.PathLike) -> Path:
 
 
 def _check_text(text: Any, where: str) -> str:
+    if isinstance(text, os.PathLike):  # in a list with something else: read as documents
+        raise ValueError(
+            f"{where} is a path among items that are not: give a list of pathlib.Path (files, "
+            "each item a Path) or of str (the texts themselves), not a mix"
+        )
     if not isinstance(text, str):
         raise ValueError(f"{where}: expected str, got {type(text).__name__}")
     return text
