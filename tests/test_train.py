@@ -269,6 +269,13 @@ def test_an_empty_corpus_is_named_as_the_stop_reason(tmp_path):
     assert train("ab cd", 300).metadata["stop_reason"].startswith("no pair")
 
 
+def test_a_lone_surrogate_in_the_text_is_named_with_the_fix():
+    """It said only "surrogates not allowed", not which character or what to do."""
+    for corpus in ("ab\ud800ab ab", ["x\udfff"]):
+        with pytest.raises(ValueError, match="lone surrogate, U\\+D[89A-F][0-9A-F]{2}; remove or replace"):
+            train(corpus, 300)
+
+
 def test_min_frequency_one_keeps_merging_singletons_like_minbpe():
     text = "the quick brown fox"
     counts = Counter(chunks_of(text, "gpt4"))

@@ -68,7 +68,10 @@ def _latin1(chunk: str) -> str:
     try:
         return chunk.encode("utf-8").decode("latin-1")
     except UnicodeEncodeError as e:
-        raise ValueError(f"chunk {chunk[:40]!r} is not encodable as UTF-8: {e.reason}") from None
+        raise ValueError(
+            f"chunk {chunk[:40]!r} is not encodable as UTF-8 ({e.reason}): the text holds a lone "
+            f"surrogate, U+{ord(chunk[e.start]):04X}; remove or replace such characters before training"
+        ) from None
 
 
 def _checked_count(n: Any) -> int:
