@@ -276,6 +276,21 @@ def test_a_lone_surrogate_in_the_text_is_named_with_the_fix():
             train(corpus, 300)
 
 
+def test_train_signature_is_the_issues():
+    """train(corpus, vocab_size, *, pattern="gpt4", special_tokens=None, tie_break="first",
+    min_frequency=2, workers=None, progress=None): pattern's default was None."""
+    import inspect
+
+    params = inspect.signature(train).parameters
+    want = {"pattern": "gpt4", "special_tokens": None, "tie_break": "first", "min_frequency": 2}
+    want |= {"workers": None, "progress": None}
+    for name, default in want.items():
+        assert params[name].default == default and params[name].kind is inspect.Parameter.KEYWORD_ONLY
+    assert train("ab ab cd", 258, regex=r"\w+|\s").metadata["training"]["pattern"] == r"\w+|\s"
+    with pytest.raises(ValueError, match="not both"):
+        train("ab ab cd", 258, pattern="gpt2", regex=r"\w+|\s")
+
+
 def test_min_frequency_one_keeps_merging_singletons_like_minbpe():
     text = "the quick brown fox"
     counts = Counter(chunks_of(text, "gpt4"))

@@ -37,6 +37,7 @@ from .validate import MAX_FILE_SPECIAL_TOKENS
 
 TIE_BREAKS = ("first", "lexical")  # minbpe's rule, rustbpe's rule
 MIN_VOCAB = 257  # 256 bytes + 1 merge
+DEFAULT_PATTERN = "gpt4"  # cl100k's split, as the issue's train() signature has it
 MAX_VOCAB = 0x10FFFF  # the merge engine holds one character per token id
 
 
@@ -80,12 +81,12 @@ def split_pattern(pattern: str | None = None, regex: str | None = None) -> str:
     word): a bare word that is not a name ("gpt5", "GPT4") is a typo and an error.
     """
     if regex is not None:
-        if pattern is not None:
+        if pattern not in (None, DEFAULT_PATTERN):  # the default is no choice
             raise ValueError("give a pattern name (pattern=) or a custom regex (regex=), not both")
         _check_regex(regex)
         return regex
     if pattern is None:
-        return "gpt4"
+        return DEFAULT_PATTERN
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be a pattern name (str), not {type(pattern).__name__}")
     if pattern in PATTERNS or pattern == NO_SPLIT or is_named(pattern):
@@ -164,7 +165,7 @@ def train(
     corpus: Any,
     vocab_size: int,
     *,
-    pattern: str | None = None,
+    pattern: str = DEFAULT_PATTERN,
     regex: str | None = None,
     special_tokens: list[str] | None = None,
     tie_break: str = "first",
