@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -121,12 +122,24 @@ def _split_host(host: str) -> tuple[str, str | None]:
 
 def _host_allowed(host: str, server_port: str) -> bool:
     name, port = _split_host(host.strip().lower())
-    port = port or "80"
+    name, port = _canonical_name(name), port or "80"
     for allowed in (*LOOPBACK_HOSTS, *current_app.config["ALLOWED_HOSTS"]):
         a_name, a_port = _split_host(str(allowed).lower())
-        if name == a_name and port == (a_port or server_port):
+        if name == _canonical_name(a_name) and port == (a_port or server_port):
             return True
     return False
+
+
+def _canonical_name(name: str) -> str:
+    """One spelling per host: 'localhost.' (the fully qualified form, which browsers send as
+    typed) is 'localhost', and an IPv6 literal is compressed ('[0:0::1]' is '[::1]'). The name
+    is still compared whole, so no foreign name can become one of ours."""
+    if name.startswith("[") and name.endswith("]"):
+        try:
+            return f"[{ipaddress.IPv6Address(name[1:-1]).compressed}]"
+        except ValueError:
+            return name
+    return name[:-1] if name.endswith(".") else name
 
 
 def _same_origin(url: str, host: str) -> bool:

@@ -80,7 +80,21 @@ def test_symlinked_tokenizer_in_data_dir_is_not_served(client, server_dirs, tmp_
 # ----- Host and Origin --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}", "LOCALHOST:{port}"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:{port}",
+        "localhost:{port}",
+        "[::1]:{port}",
+        "LOCALHOST:{port}",
+        # the same hosts spelled otherwise: fully qualified (a browser sends 'localhost.' as
+        # typed; it was a 421), and IPv6 literals not compressed
+        "localhost.:{port}",
+        "127.0.0.1.:{port}",
+        "[0:0:0:0:0:0:0:1]:{port}",
+        "[0::1]:{port}",
+    ],
+)
 def test_own_host_names_accepted(live, host):
     port = live.rsplit(":", 1)[1]
     status, body, _ = raw_get(live, "/api/health", {"Host": host.format(port=port)})
@@ -97,6 +111,13 @@ def test_own_host_names_accepted(live, host):
         "localhost.evil.example:{port}",
         "192.168.1.10:{port}",
         "",
+        "localhost..:{port}",
+        ".localhost:{port}",
+        "localhost.:1",
+        "[::2]:{port}",
+        "[::1%lo]:{port}",
+        "[::ffff:127.0.0.1]:{port}",
+        "[localhost]:{port}",
     ],
 )
 def test_foreign_host_refused_dns_rebinding(live, host):
@@ -112,6 +133,7 @@ def test_allowed_hosts_config_adds_names(server_dirs):
     web, data = server_dirs
     client = create_app({"WEB_DIR": web, "DATA_DIR": data, "ALLOWED_HOSTS": ["box.lan"]}).test_client()
     assert client.get("/api/health", headers={"Host": "box.lan"}).status_code == 200
+    assert client.get("/api/health", headers={"Host": "box.lan."}).status_code == 200
     assert client.get("/api/health", headers={"Host": "other.lan"}).status_code == 421
 
 
@@ -162,6 +184,21 @@ def test_own_origin_accepted(client, server_dirs, headers):
     resp = client.delete("/api/tokenizers/gone", headers=headers)
     assert resp.status_code == 200, resp.get_json()
     assert not (data / "gone.json").exists()
+
+
+def test_page_opened_at_a_fully_qualified_localhost_can_write(live, server_dirs):
+    """At http://localhost.:PORT/ the page's own requests carry that Host and Origin; another
+    spelling of the origin is still another origin."""
+    _, data = server_dirs
+    save_tokenizer(data, "keep")
+    own = f"localhost.:{live.rsplit(':', 1)[1]}"
+    other = {"Host": own, "Origin": f"http://{live}"}
+    status, body = raw_request(live, "DELETE", "/api/tokenizers/keep", other)
+    assert status == 403 and "another origin" in body["error"]
+    status, body = raw_request(
+        live, "DELETE", "/api/tokenizers/keep", {"Host": own, "Origin": f"http://{own}"}
+    )
+    assert status == 200 and body == {"deleted": "keep"}
 
 
 def test_foreign_origin_refused_on_real_server(live, server_dirs):
