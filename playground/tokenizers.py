@@ -1,15 +1,15 @@
 """/api/health and /api/tokenizers: what the server offers, and the trained tokenizers it stores.
 
 A trained tokenizer is the pair DATA_DIR/NAME.tiktoken + DATA_DIR/NAME.json, listed as
-trained only when both are regular files (never symlinks) and the .json parses; its metadata
-is cached by the files' mtime and sizes, so listing a folder of large tokenizers does not
-re-read them. An extended tokenizer's entry carries "extension": its base, first new id and the
+trained only when both are regular files (never symlinks) and the library's validated loader
+(`Tokenizer.load`, as the page and the CLI) loads them; the entry is cached by the files' mtime
+and sizes, so listing a folder of large tokenizers does not re-read them. An extended tokenizer's entry carries "extension": its base, first new id and the
 corpus's tokens before and after (metadata["extension"] without the per-merge lists, which
 the .json download has).
 
 Anything else under a tokenizer's name (a .json without its .tiktoken or the reverse, after a
-crash or a half copy; a .json that does not parse; a symlink) is listed under "broken" with
-the reason, and DELETE removes it: the name is free again. Broken entries are listed rather
+crash or a half copy; a file cut short or damaged, with the loader's message; a symlink) is
+listed under "broken" with the reason, and DELETE removes it: the name is free again. Broken entries are listed rather
 than cleaned at start-up because they may be the user's own files, half copied in by hand.
 The folder is read under the job manager's lock, so a job installing its pair (two renames)
 is never seen half done.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import stat
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from flask import Blueprint, Response, current_app, jsonify, send_file
 
 import tokenizer
 from tokenizer import formats
+from tokenizer.core import Tokenizer
 from tokenizer.encodings import ENCODING_PATTERN_NAMES, list_encodings
 from tokenizer.regex_check import MAX_REGEX_CHARS
 from tokenizer.train import MIN_VOCAB, TIE_BREAKS
@@ -37,7 +39,8 @@ from .job_process import extension_summary
 from .jobs_api import job_manager
 from .security import inside
 
-META_CACHE = "bpe_meta_cache"  # app.extensions key: name -> ((mtime_ns, size, tiktoken size), entry)
+# app.extensions key: name -> ((both files' mtime_ns and size), entry or None, reason or None)
+META_CACHE = "bpe_meta_cache"
 DOWNLOAD_SUFFIXES = (".json", ".tiktoken")
 
 log = logging.getLogger("bpe-playground")
@@ -136,61 +139,72 @@ def _data_dir() -> Path:
 
 
 def _trained_entry(name: str) -> dict[str, Any] | None:
-    """Metadata of a trained tokenizer from its .json (cached by mtime), or None."""
+    """Metadata of a trained tokenizer (None: not one; `_broken_reason` says why)."""
+    return _inspect(name)[0]
+
+
+def _inspect(name: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(entry, None) for a pair the library loads; (None, the loader's reason) for one it
+    refuses; (None, None) when the pair is not two regular files (`_broken_reason` says why).
+
+    The pair is loaded with `Tokenizer.load`, the validated reader the page and the CLI use:
+    a .tiktoken cut short or a .json with wrong fields was listed as trained (with whatever
+    "vocab_size" it said) and failed only when the page or an extension loaded it. Cached by
+    both files' mtime and size, so the folder is read once per change."""
     data = _data_dir()
     json_path, tt_path = data / f"{name}.json", data / f"{name}.tiktoken"
     # Only regular files we wrote: a symlink in the data folder could point anywhere.
     if json_path.is_symlink() or tt_path.is_symlink():
-        return None
+        return None, None
     try:
         st, tt_st = json_path.stat(), tt_path.stat()
     except FileNotFoundError:
-        return None
+        return None, None
     if not (stat.S_ISREG(st.st_mode) and stat.S_ISREG(tt_st.st_mode)):
-        return None  # a FIFO named NAME.tiktoken was listed, and its download waited for ever
-    tt_size = tt_st.st_size
-    cache: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = current_app.extensions[META_CACHE]
-    key = (st.st_mtime_ns, st.st_size, tt_size)
+        return None, None  # a FIFO named NAME.tiktoken was listed, and its download waited for ever
+    cache: dict[str, tuple[tuple[int, ...], dict[str, Any] | None, str | None]]
+    cache = current_app.extensions[META_CACHE]
+    key = (st.st_mtime_ns, st.st_size, tt_st.st_mtime_ns, tt_st.st_size)
     hit = cache.get(name)
     if hit and hit[0] == key:
-        return hit[1]
-    meta = _read_meta(json_path)
-    if meta is None:
-        return None
-    merges = meta.get("merges")
-    metadata = meta.get("metadata") or {}
-    extension = metadata.get("extension") if isinstance(metadata, dict) else None
+        return hit[1], hit[2]
+    try:
+        tok = Tokenizer.load(data / name)
+        meta = formats.read_json(json_path)
+    except (ValueError, OSError, RecursionError) as e:  # TokenizerFileError is a ValueError
+        reason = str(e).replace(f"{data}{os.sep}", "")
+        log.warning("broken tokenizer %s: %s", name, reason)
+        cache[name] = (key, None, reason)
+        return None, reason
+    entry = _entry(name, tok, meta, st.st_mtime, {"json": st.st_size, "tiktoken": tt_st.st_size})
+    cache[name] = (key, entry, None)
+    return entry, None
+
+
+def _entry(name: str, tok: Tokenizer, meta: dict[str, Any], created: float, sizes: dict) -> dict[str, Any]:
+    """A trained tokenizer's entry in the listing: the loaded tokenizer's sizes, the .json's words."""
+    metadata = tok.metadata
+    extension = metadata.get("extension")
     if isinstance(extension, dict):  # an extended tokenizer: its base and what it bought
         extension = extension_summary(extension)
         metadata = {**metadata, "extension": extension}
-    entry = {
+    return {
         "name": name,
         "kind": "trained",
-        "vocab_size": meta.get("vocab_size"),
-        "merges": len(merges) if isinstance(merges, list) else None,
+        "vocab_size": tok.n_vocab,
+        "merges": len(tok.merges) if tok.merges is not None else None,
         "pattern": meta.get("pattern"),
         "pattern_regex": meta.get("pattern_regex"),
-        "special_tokens": meta.get("special_tokens") or {},
+        "special_tokens": tok.special_tokens,
         "metadata": metadata,
         "extension": extension if isinstance(extension, dict) else None,
-        "created": st.st_mtime,
-        "bytes": {"json": st.st_size, "tiktoken": tt_size},
+        "created": created,
+        "bytes": sizes,
         "files": {
             "json": f"/api/tokenizers/{name}.json",
             "tiktoken": f"/api/tokenizers/{name}.tiktoken",
         },
     }
-    cache[name] = (key, entry)
-    return entry
-
-
-def _read_meta(json_path: Path) -> dict[str, Any] | None:
-    try:
-        meta = formats.read_json(json_path)
-    except (ValueError, OSError, RecursionError) as e:
-        log.warning("broken tokenizer %s: %s", json_path.name, e)
-        return None
-    return meta if isinstance(meta, dict) else None
 
 
 def _stored_names() -> list[str]:
@@ -214,7 +228,8 @@ def _broken_reason(name: str) -> str:
         return f"{json_path.name} has no {tt_path.name} beside it (a crash or a half copy?): {fix}"
     if not json_path.exists():
         return f"{tt_path.name} has no {json_path.name} beside it (a crash or a half copy?): {fix}"
-    return f"{json_path.name} is not a tokenizer's .json (see the server log): {fix}"
+    reason = _inspect(name)[1] or "not a tokenizer the library loads"
+    return f"the library cannot load it: {reason}; delete it (DELETE /api/tokenizers/{name}) or put back a good copy"
 
 
 def _not_found(name: str) -> str:

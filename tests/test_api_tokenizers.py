@@ -119,3 +119,62 @@ def test_half_written_tokenizer_is_listed_as_broken(client, server_dirs):
     listing = client.get("/api/tokenizers").get_json()
     assert [t["name"] for t in listing["trained"]] == ["whole"]
     assert [(b["name"], b["kind"]) for b in listing["broken"]] == [("half", "broken"), ("junk", "broken")]
+
+
+def _damage_json(**fields):
+    def damage(data, name):
+        meta = json.loads((data / f"{name}.json").read_text())
+        (data / f"{name}.json").write_text(json.dumps({**meta, **fields}))
+
+    return damage
+
+
+def _damage_tiktoken(cut):
+    def damage(data, name):
+        path = data / f"{name}.tiktoken"
+        path.write_bytes(cut(path.read_bytes()))
+
+    return damage
+
+
+@pytest.mark.parametrize(
+    "damage, reason",
+    [
+        (_damage_tiktoken(lambda b: b[: len(b) // 2 + 3]), "x.tiktoken:"),  # a copy cut short
+        (_damage_tiktoken(lambda b: b""), "x.tiktoken: no tokens in file"),
+        (_damage_tiktoken(lambda b: b.splitlines(keepends=True)[0] + b), "appears twice"),
+        (_damage_tiktoken(lambda b: b + b"aGVsbG8s 999\n"), "disagree with the merges in x.json"),
+        (_damage_json(merges=[[999999, 1]]), "x.json: merges[0] names id 999999"),
+        (_damage_json(metadata=5), "x.json: key 'metadata' must be an object"),
+        (_damage_json(special_tokens={"": 5}), "x.json: key 'special_tokens' has an empty special token"),
+        (_damage_json(pattern="x", pattern_regex="(unclosed"), "x.json: key 'pattern': invalid regex"),
+    ],
+)
+def test_damaged_pair_is_broken_with_the_loaders_reason(client, server_dirs, damage, reason):
+    """A pair the library refuses was listed as trained (its .json parsed), and failed only when
+    the page or an extension loaded it; it is broken, with the loader's message, until fixed."""
+    _, data = server_dirs
+    save_tokenizer(data, "x")
+    assert [t["name"] for t in client.get("/api/tokenizers").get_json()["trained"]] == ["x"]  # cached
+    damage(data, "x")
+    listing = client.get("/api/tokenizers").get_json()
+    assert listing["trained"] == []
+    assert [b["name"] for b in listing["broken"]] == ["x"]
+    assert reason in listing["broken"][0]["reason"]
+    assert str(data) not in listing["broken"][0]["reason"]  # no server paths
+    resp = client.get("/api/tokenizers/x")
+    assert resp.status_code == 404 and reason in resp.get_json()["error"]
+    assert client.get("/api/tokenizers/x.tiktoken").status_code == 404
+    save_tokenizer(data, "x")  # repaired: listed again
+    assert [t["name"] for t in client.get("/api/tokenizers").get_json()["trained"]] == ["x"]
+
+
+def test_listing_shows_what_the_files_hold_not_what_the_json_says(client, server_dirs):
+    """The .json's own "vocab_size" is a note the loader ignores: -5 was listed as the size."""
+    _, data = server_dirs
+    tok = save_tokenizer(data, "x")
+    meta = json.loads((data / "x.json").read_text())
+    (data / "x.json").write_text(json.dumps({**meta, "vocab_size": -5}))
+    [entry] = client.get("/api/tokenizers").get_json()["trained"]
+    assert entry["vocab_size"] == tok.n_vocab and entry["merges"] == len(tok.merges)
+    assert entry["special_tokens"] == tok.special_tokens
