@@ -362,7 +362,7 @@ def store_base_upload(uploads: list[FileStorage], base_dir: Path, add: int) -> U
         raise ApiError(
             400, f"{BASE_FILE_FIELD} {' + '.join(labels)} is not a tokenizer the library loads: {reason}"
         ) from None
-    _check_extendable(tok, " + ".join(labels), add)
+    _check_extendable(tok, f"{BASE_FILE_FIELD} {' + '.join(labels)}", add)
     return UploadedBase(name=tok.name, path=str(main), files=labels)
 
 
@@ -371,14 +371,31 @@ def _file_stem(stem: str) -> str:
     return stem.encode("utf-8")[:MAX_STEM_BYTES].decode("utf-8", "ignore")
 
 
-def _check_extendable(tok: Tokenizer, labels: str, add: int) -> None:
+def _check_extendable(tok: Tokenizer, what: str, add: int) -> None:
     """The library's own checks (tokenizer.extend.check_extendable, check_add), made this
-    request's 400 with the files' names, not a job that fails later."""
+    request's 400 naming the base (`what`), not a job that fails later."""
     try:
         check_extendable(tok)
         check_add(tok, add)
     except ValueError as e:
-        raise ApiError(400, f"{BASE_FILE_FIELD} {labels}: {e}") from None
+        raise ApiError(400, f"{what}: {e}") from None
+
+
+def check_copied_base(stem: Path, base: str, add: int) -> None:
+    """The job's copy of a trained base (STEM.tiktoken + STEM.json), loaded as the job loads it:
+    a pair damaged since it was trained, or one extend cannot reproduce, is this request's 400
+    (as for an uploaded base), not a 202 and a job that fails when it starts."""
+    try:
+        tok = Tokenizer.load(stem)
+    except (ValueError, OSError, RecursionError) as e:  # TokenizerFileError is a ValueError
+        reason = str(e).replace(f"{stem.parent}{os.sep}", "")
+        raise ApiError(
+            400,
+            f"the base tokenizer {base!r} cannot be loaded: {reason}; GET /api/tokenizers lists it "
+            "as broken: delete it, or choose another base",
+        ) from None
+    tok.name = base
+    _check_extendable(tok, f"base {base!r}", add)
 
 
 def _base_files(uploads: list[FileStorage]) -> dict[str, tuple[str, Path]]:

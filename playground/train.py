@@ -146,7 +146,7 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
         params={
             "vocab_size": vocab_size,
             "base": base,
-            "base_stem": uploaded.path if uploaded else _copy_base(jobs, base, cfg["DATA_DIR"], job_dir),
+            "base_stem": uploaded.path if uploaded else _copy_base(jobs, base, add, cfg["DATA_DIR"], job_dir),
             "base_files": uploaded.files if uploaded else None,
             "add": add,
             "pattern": pattern,
@@ -164,10 +164,11 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
     return response, 202
 
 
-def _copy_base(jobs: JobManager, base: str | None, data_dir: Path, job_dir: Path) -> str | None:
-    """A trained base's two files copied into the job's folder: the job extends exactly what
-    was there at submit, even if the tokenizer is deleted or replaced while the job waits.
-    -> the copy's stem, or None for a reference encoding (the job loads it by name)."""
+def _copy_base(jobs: JobManager, base: str | None, add: int, data_dir: Path, job_dir: Path) -> str | None:
+    """A trained base's two files copied into the job's folder and loaded once to check them:
+    the job extends exactly what was there at submit, even if the tokenizer is deleted or
+    replaced while the job waits. -> the copy's stem, or None for a reference encoding (the
+    job loads it by name)."""
     if base is None or base in list_encodings():
         return None
     stem = job_dir / "base" / base
@@ -178,6 +179,7 @@ def _copy_base(jobs: JobManager, base: str | None, data_dir: Path, job_dir: Path
             raise ApiError(400, f"the base tokenizer {base!r} was deleted meanwhile")
         for src in pair:
             shutil.copyfile(src, stem.parent / src.name)
+    forms.check_copied_base(stem, base, add)
     return str(stem)
 
 

@@ -142,6 +142,34 @@ def test_bad_extension_requests(client, server_dirs, fields, fragment):
     assert client.get("/api/jobs").get_json()["jobs"] == []
 
 
+@pytest.mark.parametrize(
+    "damage, fragment",
+    [
+        (lambda data: (data / "dmg.tiktoken").write_bytes(b""), "dmg.tiktoken: no tokens in file"),
+        (lambda data: (data / "dmg.json").write_text('{"merges": [[999999, 1]]}'), "dmg.json: merges[0]"),
+        (
+            lambda data: Tokenizer.from_merges([(104, 101)], "gpt4", name="dmg", chunk_lookup=False).save(
+                data / "dmg"
+            ),
+            "base 'dmg': dmg cannot be extended exactly",
+        ),
+    ],
+)
+def test_a_stored_base_the_job_could_not_extend_is_refused_at_submit(client, server_dirs, damage, fragment):
+    """A trained base damaged since (or one extend cannot reproduce) got a 202 and a job that
+    failed when it loaded the copy; it is checked at submit, like an uploaded base."""
+    _, data = server_dirs
+    save_tokenizer(data, "dmg")
+    damage(data)
+    before = sorted(leftovers(data))
+    resp = post_train(client, corpus=corpus_file(GOOD), base="dmg", add="5")
+    assert resp.status_code == 400, resp.get_json()
+    assert fragment in resp.get_json()["error"]
+    assert str(data) not in resp.get_json()["error"]
+    assert sorted(leftovers(data)) == before  # the copy of the base went with the job's folder
+    assert client.get("/api/jobs").get_json()["jobs"] == []
+
+
 def test_symlinked_base_is_refused(client, server_dirs, tmp_path):
     """A pair that points out of the data folder is not a tokenizer trained here."""
     _, data = server_dirs
