@@ -66,18 +66,26 @@ def form_int(form: MultiDict, field: str, *, default: int | None, lo: int, hi: i
 
 # every field a train request may send (besides the files 'corpus' and 'base_file')
 FIELDS = ("text", "vocab_size", "name", "pattern", "regex", "special_tokens", "tie_break", "min_frequency")
-FIELDS += ("base", "add", "corpus", "base_file")  # the last two as text: an upload that is not a file
+FILE_FIELDS = ("corpus", "base_file")  # as text (curl -F corpus=x.txt, no @): refused by name
+FIELDS += ("base", "add", *FILE_FIELDS)
 
 
 def check_fields(form: MultiDict) -> None:
     """Each field known, and at most once: form.get reads the first, so a second `text` (or
     vocab_size, name, ...) was dropped without a word, and so was a misspelled tie-break=lexical.
-    Files ('corpus', 'base_file') may repeat."""
+    Files ('corpus', 'base_file') may repeat, as files; sent as text they were ignored too."""
     for field, values in form.lists():
         if field not in FIELDS:
             raise ApiError(
                 400,
                 f"unknown field {field[:40]!r}; the fields of a train request are: {', '.join(FIELDS[:-2])}",
+            )
+        if field in FILE_FIELDS:
+            raise ApiError(
+                400,
+                f"the field {field!r} came as text ({values[0][:40]!r}), not as a file upload; upload "
+                f"the file (curl -F {field}=@FILE, or a form with enctype=multipart/form-data)"
+                + (", or send the text itself in the field 'text'" if field == "corpus" else ""),
             )
         if len(values) > 1:
             raise ApiError(400, f"field {field[:40]!r} was sent {len(values)} times; send each field once")

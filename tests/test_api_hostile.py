@@ -501,6 +501,24 @@ def test_a_field_sent_twice_is_refused_not_half_read(full, field):
     assert_refused(resp, seconds, 400, f"field {field!r} was sent 2 times; send each field once")
 
 
+@pytest.mark.parametrize("field", ["corpus", "base_file"])
+@pytest.mark.parametrize("encode", ["multipart", "urlencoded"])
+def test_a_file_field_sent_as_text_is_refused_not_ignored(full, field, encode):
+    """curl -F corpus=big.txt (no @), or a form without enctype=multipart/form-data, sends the
+    file's name as text: the job trained on `text` alone, and a base_file's base was dropped (it
+    trained from bytes), without a word."""
+    fields = {"vocab_size": b"300", "text": GOOD, field: b"big.txt"}
+    body, content_type = (
+        multipart(fields)
+        if encode == "multipart"
+        else (urlencoded(fields), "application/x-www-form-urlencoded")
+    )
+    resp, seconds = send(full, body, content_type)
+    assert_refused(resp, seconds, 400, f"the field {field!r} came as text ('big.txt'), not as a file upload")
+    assert f"curl -F {field}=@FILE" in resp.get_json()["error"]
+    assert full.get("/api/jobs").get_json()["jobs"] == []
+
+
 def test_an_unknown_field_is_refused_not_ignored(full):
     """tie-break=lexical (a dash for the underscore) trained with the default rule, min_freq=5
     with 2, without a word."""
