@@ -5,7 +5,8 @@ server). The child makes itself a process-group leader, so cancelling the job ki
 counting pool the trainer starts too, and it exits on its own if the server dies without
 cancelling it. Everything it says goes through `conn` as `(kind, payload)` tuples:
 ("warning", message) for a custom regex that drops text of the corpus (measured on its first
-part: tokenizer.regex_check) or an extension that stopped before `add` merges, ("progress",
+part: tokenizer.regex_check), a training that stopped short of vocab_size or an extension that
+stopped before `add` merges, ("progress",
 {...}) many times (phases "count", "merge", and "encode" between them for an extension), then
 ("done", result) or ("error", message).
 """
@@ -108,6 +109,13 @@ def _train(spec: dict[str, Any], paths: list[Path], progress: Progress, warn: Wa
         progress=progress,
     )
     tok.metadata.setdefault("pattern_label", spec["pattern_label"])
+    if tok.metadata.get("stopped_early"):  # the CLI says so too; the page showed only "N merges"
+        merges = len(tok.merges or ())
+        warn(
+            f"stopped after {merges:,} of {spec['vocab_size'] - 256:,} merges (vocab_size "
+            f"{256 + merges:,} of {spec['vocab_size']:,}): {tok.metadata['stop_reason']}; train on "
+            "more text (or a lower min_frequency) to get more"
+        )
     return tok, {"merges": len(tok.merges) if tok.merges is not None else None}
 
 

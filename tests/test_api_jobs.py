@@ -123,6 +123,28 @@ def test_text_field_custom_regex_lexical(server):
     assert again.status_code == 409 and "already exists" in again.json()["error"]
 
 
+def test_a_training_that_stops_short_of_vocab_size_says_so(server):
+    """vocab_size 5000 on a few KB stops when no pair is left twice: the job was "done" with
+    its N merges, no word that it is not the size asked for (extension and the CLI say so).
+    Special tokens come on top of vocab_size, so they are not counted in the sizes compared."""
+    text = SMALL.read_text(encoding="utf-8")[:3000]
+    expected = train(text, 5000, special_tokens=["<|a|>", "<|b|>"])
+    merges = len(expected.merges)
+    resp = server.train(text=text, vocab_size="5000", name="short", special_tokens="<|a|>,<|b|>")
+    assert resp.status_code == 202, resp.text
+    final = server.wait(resp.json()["job"], lambda s: s["state"] in ("done", "failed", "cancelled"))
+    assert final["state"] == "done", final
+    assert final["result"]["merges"] == merges < 5000 - 256
+    assert final["warnings"] == [
+        f"stopped after {merges:,} of 4,744 merges (vocab_size {256 + merges:,} of 5,000): "
+        f"{expected.metadata['stop_reason']}; train on more text (or a lower min_frequency) to get more"
+    ]
+    done = server.wait(
+        server.train(text=text, vocab_size="300").json()["job"], lambda s: s["state"] == "done"
+    )
+    assert done["warnings"] == []  # reached: no warning
+
+
 def test_non_utf8_refused_before_queueing(server, tmp_path):
     bad = tmp_path / "mixed.txt"
     bad.write_bytes(SMALL.read_bytes()[:1000] + "caf\xe9".encode("latin-1") + b" more")
