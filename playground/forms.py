@@ -107,6 +107,12 @@ def parse_special_tokens(raw: str, limit: int) -> list[str]:
     raw = raw.strip()
     if not raw:
         return []
+    if raw.startswith("{"):  # a .json's {"<|x|>": id} pasted: split at commas, it made '{"<|x|>": 5' a token
+        raise ApiError(
+            400,
+            'special_tokens is a JSON object; send a list of the strings, like ["<|a|>", "<|b|>"]: '
+            "their ids are given after the merges, so ids cannot be chosen",
+        )
     if raw.startswith("["):
         tokens = _json_string_list(raw)
     else:

@@ -144,6 +144,11 @@ def test_special_tokens_parsing():
         parse("a,b,c", 2)
     with pytest.raises(ApiError, match="cannot be empty"):
         parse('["ok", ""]', 10)
+    # A .json's mapping pasted: split at commas it made '{"<|a|>": 300' and '"<|b|>": 301}' tokens.
+    for mapping in ('{"<|a|>": 300, "<|b|>": 301}', "  {}", '{"<|a|>"}'):
+        with pytest.raises(ApiError, match=r'is a JSON object; send a list of the strings, like \["<\|a\|>"'):
+            parse(mapping, 10)
+    assert parse("<|a|>,{x}", 10) == ["<|a|>", "{x}"]  # a brace inside a token is still a token
 
 
 def test_auto_names_are_safe_and_unique():
