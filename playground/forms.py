@@ -58,9 +58,13 @@ def form_int(form: MultiDict, field: str, *, default: int | None, lo: int, hi: i
     try:
         value = int(raw)
     except ValueError:
-        raise ApiError(400, f"{field} must be an integer, got {raw[:40]!r}") from None
+        if raw.lstrip("+-").isdigit():  # past int()'s 4,300 digits: an integer, just far too big
+            value = -1 if raw.startswith("-") else hi + 1
+        else:
+            raise ApiError(400, f"{field} must be an integer, got {raw[:40]!r}") from None
     if not lo <= value <= hi:
-        raise ApiError(400, f"{field} {value} is out of range: {field} must be from {lo} to {hi}")
+        shown = raw if len(raw) <= 40 else f"{raw[:20]}... ({len(raw.lstrip('+-')):,} digits)"
+        raise ApiError(400, f"{field} {shown} is out of range: {field} must be from {lo} to {hi}")
     return value
 
 

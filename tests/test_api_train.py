@@ -24,6 +24,17 @@ from tests.server_helpers import GOOD, corpus_file, leftovers, post_train, raw_r
         ({"vocab_size": "-5"}, 400, "out of range"),
         ({"vocab_size": str(DEFAULTS["MAX_VOCAB"] + 1)}, 400, "out of range"),
         ({"vocab_size": "1e3"}, 400, "must be an integer"),
+        # past int()'s 4,300 digits: it said "must be an integer"; the value is cut in the message
+        (
+            {"vocab_size": "9" * 5000},
+            400,
+            "vocab_size 99999999999999999999... (5,000 digits) is out of range",
+        ),
+        (
+            {"min_frequency": "-" + "9" * 5000, "vocab_size": "300"},
+            400,
+            "min_frequency -9999999999999999999... (5,000 digits) is out of range",
+        ),
         ({"vocab_size": "300", "pattern": "gpt5"}, 400, "unknown pattern 'gpt5'"),
         ({"vocab_size": "300", "pattern": "custom"}, 400, "needs a regular expression"),
         ({"vocab_size": "300", "pattern": "custom", "regex": "(a"}, 400, "invalid regex: missing )"),
