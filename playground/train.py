@@ -17,6 +17,8 @@ is queued; a refused request removes its folder, so it leaves nothing behind.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import shutil
 import tempfile
 from pathlib import Path
@@ -36,6 +38,8 @@ from .jobs_api import job_manager
 TEXT_FIELD_LABEL = "the text field"  # how the pasted text is named in messages and metadata
 MIN_FREQUENCY = 2  # default: a pair seen once is not merged (train()'s own default)
 MAX_MIN_FREQUENCY = 1 << 40  # any count a corpus within the upload limit can reach
+# errno of a write that failed for want of room: no space, over quota, over the size limit
+STORAGE_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 bp = Blueprint("train", __name__)
 
@@ -89,15 +93,37 @@ def train_submit() -> tuple[Response, int]:
         )
     jobs = job_manager()
     jobs.check_capacity()  # before reading a possibly huge body
-    job_dir = jobs.new_job_dir()
+    try:
+        job_dir = jobs.new_job_dir()
+    except OSError as e:
+        raise _storage_error(e) from None
     request.environ["bpe.upload_dir"] = str(job_dir)
     try:
         return _submit(jobs, job_dir, current_app.config)
-    except BaseException:
+    except BaseException as e:
         for f in request.environ.get("bpe.uploads", []):
-            f.close()
+            with contextlib.suppress(OSError):  # its last write may have failed (a full disk)
+                f.close()
         shutil.rmtree(job_dir, ignore_errors=True)
+        if isinstance(e, OSError) and not isinstance(e, ConnectionError):  # the server's disk
+            raise _storage_error(e) from None
         raise
+
+
+def _storage_error(e: OSError) -> ApiError:
+    """A job folder that cannot be made or written (a full disk, a read-only data folder): it
+    was a 500 "internal error, please report it", which it is not."""
+    if e.errno in STORAGE_FULL:
+        return ApiError(
+            507,
+            f"the server could not store the upload: {e.strerror}; free space on the disk of its data "
+            "folder (or start it with --data-dir on another disk), then send it again",
+        )
+    return ApiError(
+        503,
+        f"the server could not write into its data folder: {e.strerror}; check that the folder given "
+        "by --data-dir exists and is writable, then send it again",
+    )
 
 
 def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Response, int]:

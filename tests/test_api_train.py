@@ -6,6 +6,9 @@ queue no job. Training itself (worker processes, SSE, cancel) is in test_api_job
 
 from __future__ import annotations
 
+import errno
+import io
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +16,8 @@ from hypothesis import strategies as st
 from playground import forms
 from playground.config import DEFAULTS
 from playground.errors import ApiError
+from playground.jobs import JobManager
+from playground.train import UploadRequest
 from tests.server_helpers import GOOD, corpus_file, leftovers, post_train, raw_request, save_tokenizer
 
 
@@ -111,6 +116,54 @@ def test_empty_corpus(client, server_dirs, fields):
     assert resp.status_code == 400
     assert "empty corpus" in resp.get_json()["error"]
     assert leftovers(data) == []
+
+
+class _FullDisk(io.BytesIO):
+    """An upload file on a disk that fills up after a few bytes."""
+
+    name = "/nonexistent/upload.txt"
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize(
+    "fields, fail, status, fragment",
+    [
+        ({"corpus": corpus_file(GOOD)}, "upload", 507, "could not store the upload: No space left on device"),
+        ({"text": GOOD.decode()}, "text", 507, "could not store the upload: No space left on device"),
+        ({"text": GOOD.decode()}, "folder", 503, "could not write into its data folder: Permission denied"),
+    ],
+)
+def test_a_full_or_read_only_disk_is_said_not_an_internal_error(
+    client, server_dirs, monkeypatch, fields, fail, status, fragment
+):
+    """A write into the job's folder that failed (ENOSPC, EACCES) was a 500 "internal error:
+    please report it"; nothing is left behind either way."""
+    _, data = server_dirs
+    if fail == "upload":
+        monkeypatch.setattr(UploadRequest, "_get_file_stream", lambda self, *a, **k: _FullDisk())
+    elif fail == "text":
+        real_open = open
+
+        def full_open(path, mode="r", *args, **kwargs):
+            if str(path).endswith("text.txt") and "w" in mode:
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+            return real_open(path, mode, *args, **kwargs)
+
+        monkeypatch.setattr("builtins.open", full_open)
+    else:
+
+        def refuse(self):
+            raise PermissionError(errno.EACCES, "Permission denied", str(self.jobs_dir))
+
+        monkeypatch.setattr(JobManager, "new_job_dir", refuse)
+    resp = post_train(client, vocab_size="300", **fields)
+    assert resp.status_code == status, resp.get_json()
+    assert fragment in resp.get_json()["error"]
+    assert str(data) not in resp.get_json()["error"]
+    assert leftovers(data) == [] and list((data / ".jobs").iterdir()) == []
+    assert client.get("/api/jobs").get_json()["jobs"] == []
 
 
 def test_upload_over_cap_is_413(client, server_dirs):
