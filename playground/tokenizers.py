@@ -17,7 +17,6 @@ is never seen half done.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import stat
@@ -128,8 +127,16 @@ def tokenizer_delete(filename: str) -> Response:
         # The .json goes first: without it the pair is no longer listed as trained, so a crash
         # between the two unlinks leaves a broken entry, which a new DELETE removes.
         for path in paths:
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 path.unlink()  # a symlink itself, never what it points to
+            except FileNotFoundError:
+                pass
+            except OSError as e:  # a data folder the server may not write (files made by another user)
+                raise ApiError(
+                    503,
+                    f"could not delete {path.name}: {e.strerror}; the server may not change its data "
+                    "folder: remove the file by hand (GET /api/tokenizers shows what is left)",
+                ) from None
     current_app.extensions[META_CACHE].pop(name, None)
     return jsonify(deleted=name)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+from pathlib import Path
 
 import pytest
 
@@ -178,3 +180,23 @@ def test_listing_shows_what_the_files_hold_not_what_the_json_says(client, server
     [entry] = client.get("/api/tokenizers").get_json()["trained"]
     assert entry["vocab_size"] == tok.n_vocab and entry["merges"] == len(tok.merges)
     assert entry["special_tokens"] == tok.special_tokens
+
+
+def test_a_delete_the_server_may_not_do_is_said_not_an_internal_error(client, server_dirs, monkeypatch):
+    """Files in the data folder the server may not remove (made by another user) gave a 500."""
+    _, data = server_dirs
+    save_tokenizer(data, "theirs")
+    real_unlink = Path.unlink
+
+    def unlink(self, missing_ok=False):
+        if self.name == "theirs.tiktoken":
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    resp = client.delete("/api/tokenizers/theirs")
+    assert resp.status_code == 503
+    assert resp.get_json()["error"].startswith("could not delete theirs.tiktoken: Permission denied;")
+    assert str(data) not in resp.get_json()["error"]
+    listing = client.get("/api/tokenizers").get_json()  # the .json went first: a broken entry is left
+    assert [b["name"] for b in listing["broken"]] == ["theirs"]
