@@ -91,7 +91,7 @@ class BoundedFormParser(FormDataParser):
                 raise ValueError(  # boundary, not a big upload (which the 413 of MAX_UPLOAD_BYTES says)
                     f"no part boundary within its first {human_size(self.max_form_memory_size)}"
                 ) from None
-            event = decoder.next_event()
+            event = self._next_event(decoder)
             while not isinstance(event, (Epilogue, NeedData)):
                 if isinstance(event, Field):
                     part, chunks, size = event, [], 0
@@ -114,9 +114,19 @@ class BoundedFormParser(FormDataParser):
                         files.append(
                             (part.name, FileStorage(out, part.filename, part.name, headers=part.headers))
                         )
-                event = decoder.next_event()
+                event = self._next_event(decoder)
             if not data:
                 return stream, self.cls(fields), self.cls(files)
+
+    def _next_event(self, decoder: MultipartDecoder):
+        try:
+            return decoder.next_event()
+        except RequestEntityTooLarge:  # its part count: 100 files of 10 bytes said "the limit is 200 MB"
+            raise ApiError(
+                413,
+                f"too many form parts: at most {self.max_form_parts} (files and fields together); "
+                "send fewer files, or join small ones into one (GET /api/health gives max_files)",
+            ) from None
 
     def _parse_urlencoded(self, stream, mimetype, content_length, options):
         # a full `text` and one full other field, every byte percent-encoded: checked before reading

@@ -187,6 +187,23 @@ def test_too_many_fields(full):
     assert_refused(resp, seconds, 400, "too many form fields")
     resp, seconds = send(full, *multipart({f"f{i}": b"1" for i in range(200)}))
     assert resp.status_code == 413 and seconds < FAST
+    # it said "upload too large: the limit is 200 MB per request" of a body of a few KB
+    assert resp.get_json()["error"].startswith("too many form parts: at most 96 (files and fields together)")
+
+
+def test_too_many_files_is_said_not_called_too_large(full, server_dirs):
+    """97 one-line files: past the part limit (MAX_FILES + 32) before the view counts them."""
+    _, data = server_dirs
+    files = b"".join(
+        f'--h0stile\r\nContent-Disposition: form-data; name="corpus"; filename="f{i}.txt"\r\n\r\n'.encode()
+        + b"hello\r\n"
+        for i in range(97)
+    )
+    body, content_type = multipart({"vocab_size": b"300"})
+    resp, seconds = send(full, files + body, content_type)
+    assert_refused(resp, seconds, 413, "too many form parts: at most 96")
+    assert "GET /api/health gives max_files" in resp.get_json()["error"]
+    assert leftovers(data) == [] and list((data / ".jobs").iterdir()) == []  # the uploads so far removed
 
 
 def test_malformed_multipart_is_400(full):
