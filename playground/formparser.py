@@ -93,6 +93,12 @@ class BoundedFormParser(FormDataParser):
                 ) from None
             event = self._next_event(decoder)
             while not isinstance(event, (Epilogue, NeedData)):
+                if isinstance(event, (Field, File)) and event.name is None:  # was a 500 (None[:40])
+                    raise ApiError(
+                        400,
+                        "a part of the form has no name: each part needs a header "
+                        'Content-Disposition: form-data; name="FIELD" (a client does this for you)',
+                    )
                 if isinstance(event, Field):
                     part, chunks, size = event, [], 0
                 elif isinstance(event, File):

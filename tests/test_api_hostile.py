@@ -206,6 +206,23 @@ def test_too_many_files_is_said_not_called_too_large(full, server_dirs):
     assert leftovers(data) == [] and list((data / ".jobs").iterdir()) == []  # the uploads so far removed
 
 
+@pytest.mark.parametrize(
+    "part",
+    [
+        b'Content-Disposition: form-data; nome="vocab_size"\r\n\r\n300',  # a field without a name
+        b'Content-Disposition: form-data; filename="a.txt"\r\n\r\nhello',  # a file without one
+        b"Content-Disposition: form-data\r\n\r\n300",
+    ],
+)
+def test_a_part_without_a_name_is_400_not_500(full, server_dirs, part):
+    """A part whose Content-Disposition has no name= reached the checks as the field None: 500."""
+    _, data = server_dirs
+    body, content_type = multipart({"text": GOOD})
+    resp, seconds = send(full, b"--h0stile\r\n" + part + b"\r\n" + body, content_type)
+    assert_refused(resp, seconds, 400, "a part of the form has no name: each part needs a header")
+    assert list((data / ".jobs").iterdir()) == []
+
+
 def test_malformed_multipart_is_400(full):
     body, content_type = multipart({"vocab_size": b"300", "text": GOOD})
     resp, seconds = send(full, body[:-30], content_type)  # no closing boundary
