@@ -41,10 +41,36 @@ def error_response(status: int, message: str) -> Response:
     return response
 
 
-@bp.route("/api/<path:rest>", methods=["GET", "POST", "PUT", "PATCH", "DELETE"])
+API_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")  # what the catch-all below answers
+
+
+@bp.route("/api/<path:rest>", methods=list(API_METHODS))
 def api_not_found(rest: str) -> Response:
-    """Below /api/ an unknown path is a JSON 404, never the page's HTML."""
+    """Below /api/ an unknown path is a JSON 404, never the page's HTML; a known path asked
+    with another method is a 405 naming the methods it takes (this route caught those too,
+    and said "no such API endpoint" of GET /api/train)."""
+    allowed = _methods_of(request.path)
+    if allowed:
+        response = error_response(
+            405, f"{request.method} is not allowed on {request.path[:100]}: it takes {', '.join(allowed)}"
+        )
+        response.headers["Allow"] = ", ".join(allowed)
+        return response
     raise ApiError(404, f"no such API endpoint: /api/{rest[:100]}")
+
+
+def _methods_of(path: str) -> list[str]:
+    """The methods another route than the catch-alls answers at `path`."""
+    adapter = current_app.url_map.bind_to_environ(request.environ)
+    allowed = []
+    for method in API_METHODS:
+        try:
+            endpoint, _ = adapter.match(path, method=method)
+        except HTTPException:
+            continue
+        if endpoint not in (f"{bp.name}.api_not_found", "page.static_file"):
+            allowed.append(method)
+    return allowed
 
 
 def init_app(app: Flask) -> None:

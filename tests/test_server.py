@@ -43,6 +43,26 @@ def test_unknown_api_path_is_json_404(client):
     assert "no such API endpoint" in resp.get_json()["error"]
 
 
+@pytest.mark.parametrize(
+    "method, path, allowed",
+    [
+        ("GET", "/api/train", "POST"),
+        ("PUT", "/api/train", "POST"),
+        ("POST", "/api/health", "GET"),
+        ("DELETE", "/api/jobs", "GET"),
+        ("POST", "/api/jobs/abc", "GET, DELETE"),
+        ("PATCH", "/api/tokenizers/x.json", "GET, DELETE"),
+        ("POST", "/api/jobs/abc/events", "GET"),
+    ],
+)
+def test_a_known_api_path_asked_with_another_method_is_405(client, method, path, allowed):
+    """The catch-all JSON 404 caught these too: GET /api/train said "no such API endpoint"."""
+    resp = client.open(path, method=method)
+    assert resp.status_code == 405
+    assert resp.headers["Allow"] == allowed
+    assert resp.get_json()["error"] == f"{method} is not allowed on {path}: it takes {allowed}"
+
+
 def test_page_not_built_says_how_to_build(tmp_path):
     app = playground.create_app({"WEB_DIR": tmp_path / "missing", "DATA_DIR": tmp_path / "data"})
     client = app.test_client()
