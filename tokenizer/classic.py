@@ -20,7 +20,8 @@ corpus without any pair and on a codes file without merges (here: no merges); it
 step is a regex over the space-joined word whose `(?<!\\S)`/`(?!\\S)` guards can also
 fire next to a tab or other non-space whitespace *inside* a symbol, and its pruned
 statistics can lose counts when two merge paths make the same symbol string. Neither
-happens on the test corpora (see tests/test_classic.py).
+happens on the test corpora (see tests/test_classic.py). A `--dict-input` line with count 0
+changes subword-nmt's later merges (its pruning), never ours: such a word counts nothing.
 """
 
 from __future__ import annotations
