@@ -253,3 +253,18 @@ def test_nan_and_infinity_are_not_json(tmp_path):
         TokenizerFileError, match=r"t.json: invalid JSON: NaN is not a JSON value; write a number"
     ):
         load_file(tmp_path / "t")
+
+
+@pytest.mark.parametrize("digits", [41, 5_000])
+def test_a_number_too_long_for_any_field_names_the_damage(tmp_path, digits):
+    """5,000 digits said Python's 'use sys.set_int_max_str_digits() to increase the limit',
+    advice for programmers; any number past 40 digits is now damage, said so."""
+    tok = train("hello world " * 20, 260)
+    tok.save(tmp_path / "t")
+    meta = (tmp_path / "t.json").read_text(encoding="utf-8")
+    (tmp_path / "t.json").write_text(meta.replace('"vocab_size": 260', '"vocab_size": ' + "9" * digits))
+    with pytest.raises(
+        TokenizerFileError, match=rf"t.json: invalid JSON: a number of {digits:,} digits"
+    ) as e:
+        load_file(tmp_path / "t")
+    assert "set_int_max_str_digits" not in str(e.value)

@@ -30,6 +30,9 @@ MAX_FILE_BYTES = 256 * 2**20
 # levels of [ and {: our .json needs 3, a tokenizer.json 5; 64 leaves room for any metadata
 # and stays far below the ~1,000 levels where Python's (and Pyodide's) JSON parser recurses out.
 MAX_JSON_DEPTH = 64
+# digits of an integer in a tokenizer file: ids, counts and sizes are below 2**63 (19 digits);
+# int() refuses 4,300+ digits with advice (sys.set_int_max_str_digits) meant for programmers
+MAX_INT_DIGITS = 40
 # bytes of all tokens together: a tokenizer this big could not be saved, its .tiktoken (the tokens
 # in base64) would pass MAX_FILE_BYTES. Merges name ids, not bytes, so a 1 KB file can describe
 # far more: [[97, 97], [256, 256], [257, 257], ...] doubles a token with each merge (2**41
@@ -73,7 +76,7 @@ def parse_json(text: str, source: str) -> dict[str, Any]:
             f"{MAX_JSON_DEPTH}); the file is not a tokenizer, or it is damaged"
         )
     try:
-        obj = json.loads(text, parse_constant=_not_json)
+        obj = json.loads(text, parse_constant=_not_json, parse_int=_json_int)
     except json.JSONDecodeError as e:
         raise TokenizerFileError(f"{source}:{e.lineno}: invalid JSON: {e.msg}") from None
     except (ValueError, RecursionError) as e:  # e.g. an integer of more than 4,300 digits
@@ -81,6 +84,16 @@ def parse_json(text: str, source: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise TokenizerFileError(f"{source}: expected a JSON object at the top level")
     return obj
+
+
+def _json_int(digits: str) -> int:
+    """An integer of the file, at most MAX_INT_DIGITS long (a longer one is damage, not a value)."""
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(
+            f"a number of {len(digits.lstrip('-')):,} digits ({digits[:12]}...); no field of a tokenizer "
+            f"file has more than {MAX_INT_DIGITS}: the file is damaged"
+        )
+    return int(digits)
 
 
 def _not_json(constant: str) -> None:
