@@ -49,6 +49,15 @@ def test_identical_and_prefix():
     assert (got["common"], got["only_a"], got["only_b"]) == (1000, 0, len(o200k.mergeable_ranks) - 1000)
 
 
+def test_a_prefix_across_a_gap_in_the_ranks_differs_at_its_length():
+    # p50k_base is gpt2's 50,256 ranks and merges from 50257 on (50256 is <|endoftext|>):
+    # gpt2 is a prefix of it, so they differ at gpt2's length (it said 50257).
+    ra, rb = tiktoken_reference("gpt2")._mergeable_ranks, tiktoken_reference("p50k_base")._mergeable_ranks
+    gpt2, p50k = get_encoding("gpt2"), get_encoding("p50k_base")
+    assert diff(gpt2, p50k)["first_difference"] == diff(p50k, gpt2)["first_difference"] == 50256
+    assert oracle_first_difference(ra, rb) == len(ra) == 50256
+
+
 @pytest.fixture(scope="module")
 def text() -> str:
     return corpus_text("taylorswift.txt")

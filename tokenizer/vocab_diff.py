@@ -5,8 +5,8 @@
 * common / only_a / only_b: sizes of the intersection and differences of the token sets;
 * first_difference: the first rank r at which the two rank orders differ, i.e. the
   smallest r where one table has a token the other has not at r, or another one; null
-  when the tables are identical, the shorter table's length when one is a prefix of the
-  other (ranks without gaps);
+  when the tables are identical, the shorter table's length (its last rank + 1) when one
+  is a prefix of the other, also across a gap in the ranks (gpt2 vs p50k_base: 50256);
 * examples_only_a / examples_only_b: the EXAMPLES_SHOWN lowest-ranked tokens found in one
   table only, each {"id", "text" (null when not UTF-8 on its own), "hex"}.
 
@@ -55,13 +55,21 @@ def token_entry(token: bytes, token_id: int) -> dict[str, Any]:
 
 
 def first_difference(a: Tokenizer, b: Tokenizer) -> int | None:
-    """The first rank at which the two rank orders differ; None when they are identical."""
-    by_rank_a = {r: t for t, r in a.mergeable_ranks.items()}
-    by_rank_b = {r: t for t, r in b.mergeable_ranks.items()}
-    for rank in sorted(by_rank_a.keys() | by_rank_b.keys()):
-        if by_rank_a.get(rank) != by_rank_b.get(rank):
-            return rank
-    return None
+    """The first rank at which the two rank orders differ; None when they are identical.
+
+    The orders are walked side by side: the first place where they hold another token or the
+    same token at another rank gives the lower of the two ranks there. When one order runs out
+    first it is a prefix of the other, and the answer is its length (its last rank + 1): gpt2
+    against p50k_base is 50256, though neither has rank 50256 (p50k's next merge is 50257)."""
+    order_a = sorted((r, t) for t, r in a.mergeable_ranks.items())
+    order_b = sorted((r, t) for t, r in b.mergeable_ranks.items())
+    for (rank_a, token_a), (rank_b, token_b) in zip(order_a, order_b, strict=False):
+        if (rank_a, token_a) != (rank_b, token_b):
+            return min(rank_a, rank_b)
+    if len(order_a) == len(order_b):
+        return None
+    shorter = order_a if len(order_a) < len(order_b) else order_b
+    return shorter[-1][0] + 1 if shorter else 0
 
 
 def _examples(mine: dict[bytes, int], other: dict[bytes, int]) -> list[dict[str, Any]]:
