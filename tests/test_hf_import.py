@@ -496,6 +496,20 @@ def test_a_token_that_no_merge_makes_is_refused():
         from_hf_json(obj, "bad.json")
 
 
+def test_a_merge_of_a_token_the_vocabulary_lacks_is_refused():
+    """HF refuses a merge whose part is not in model.vocab ("out of vocabulary"); we loaded it
+    when the two parts' concatenation was a token, so the file had ids HF never gives."""
+    obj = to_hf_json(train("abc abc abc abc", 258, pattern="none", min_frequency=1))
+    assert obj["model"]["merges"][1] == ["ab", "c"]
+    obj["model"]["merges"][1] = ["a", "bc"]  # "abc" is a token, "bc" is not
+    with pytest.raises(Exception, match="out of vocabulary"):
+        hf.Tokenizer.from_str(json.dumps(obj))
+    with pytest.raises(
+        ValueError, match=r"^bad.json: model.merges\[1\] \['a', 'bc'\] names 'bc', which model.vocab lacks"
+    ):
+        from_hf_json(obj, "bad.json")
+
+
 def test_a_vocabulary_cut_keeps_the_preparation_and_extending_is_refused(trained, texts):
     """stats' sweep cuts the vocabulary; extend counts raw chunks, so it refuses prepared text."""
     reference, ours = trained["roberta"]

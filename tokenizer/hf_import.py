@@ -346,6 +346,12 @@ def _check_merge_order(merges: Any, vocab: dict[str, int], source: str) -> set[i
             merge = merge.split(" ")
         if not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(x, str) for x in merge)):
             raise TokenizerFileError(f"{source}: model.merges[{i}] is not a pair of tokens")
+        unknown = next((part for part in merge if part not in vocab), None)
+        if unknown is not None:  # HF refuses the file ("out of vocabulary"); we loaded it
+            raise TokenizerFileError(
+                f"{source}: model.merges[{i}] {merge!r} names {unknown!r}, which model.vocab lacks; "
+                "each merge joins two tokens of the vocabulary"
+            )
         made = vocab.get(merge[0] + merge[1])
         if made is None:
             raise TokenizerFileError(
