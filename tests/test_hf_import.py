@@ -510,6 +510,13 @@ def test_a_merge_of_a_token_the_vocabulary_lacks_is_refused():
         from_hf_json(obj, "bad.json")
 
 
+def test_a_bpe_model_without_a_vocabulary_says_so():
+    obj = to_hf_json(train("ab ab ab", 257, pattern="none"))
+    del obj["model"]["vocab"]  # it said "model 'BPE' is not supported: only BPE models are"
+    with pytest.raises(ValueError, match=r"^bad.json: model has no 'vocab'"):
+        from_hf_json(obj, "bad.json")
+
+
 def test_a_vocabulary_cut_keeps_the_preparation_and_extending_is_refused(trained, texts):
     """stats' sweep cuts the vocabulary; extend counts raw chunks, so it refuses prepared text."""
     reference, ours = trained["roberta"]

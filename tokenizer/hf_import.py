@@ -124,8 +124,10 @@ def _kind(step: Any) -> str:
 
 
 def _model(model: Any, source: str) -> dict[str, Any]:
-    if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" or "vocab" not in model:
+    if not isinstance(model, dict) or model.get("type", "BPE") != "BPE":
         _refuse(source, "model", _kind(model), "only BPE models are")
+    if "vocab" not in model:  # it said "model 'BPE' is not supported: only BPE models are"
+        raise TokenizerFileError(f"{source}: model has no 'vocab' (an object mapping tokens to ids)")
     if _flag(model, "byte_fallback", False, source, "model"):
         _refuse(source, "model option", "byte_fallback", "a byte-level BPE has every byte already")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
