@@ -30,6 +30,17 @@ from .regex_check import check_backtracking, check_pre_split, check_split_regex
 from .validate import TokenizerFileError, check_disjoint, check_merges, check_special_tokens, check_type
 
 SAVED_SUFFIXES = (".json", ".tiktoken")
+# top-level keys of a Hugging Face tokenizer.json that our .json never has: such a file without
+# "model" is a damaged tokenizer.json, not one of ours
+HF_ONLY_KEYS = (
+    "added_tokens",
+    "normalizer",
+    "pre_tokenizer",
+    "post_processor",
+    "decoder",
+    "truncation",
+    "padding",
+)
 MINBPE_SUFFIX = ".model"
 
 
@@ -209,6 +220,12 @@ def _saved_preparation(value: Any, source: str) -> Preparation | None:
 def _check_format(meta: dict[str, Any], source: str) -> None:
     """ "format" and "version", when there (files of early versions lack them): another format,
     or a later version whose fields may mean something else, is refused, not read as ours."""
+    hf_keys = [key for key in HF_ONLY_KEYS if key in meta]
+    if "format" not in meta and hf_keys:  # else "format version '1.0' ... a newer bpe-playground wrote it"
+        raise TokenizerFileError(
+            f"{source}: has {' and '.join(map(repr, hf_keys[:2]))} as a Hugging Face tokenizer.json does, but no "
+            "'model' (the BPE vocabulary and merges); the file is damaged or not a tokenizer"
+        )
     kind, version = meta.get("format", formats.FORMAT_NAME), meta.get("version", formats.FORMAT_VERSION)
     if kind != formats.FORMAT_NAME:
         raise TokenizerFileError(
