@@ -326,13 +326,22 @@ def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tupl
             )
         special[parts[0]] = _number(parts[1], source, lineno)
     pairs = []
+    seen: dict[tuple[int, int], int] = {}  # pair -> the line of its merge
     for lineno, line in enumerate(lines[3 + n_special :], start=4 + n_special):
         parts = line.split()
         if not parts:
             continue
         if len(parts) != 2 or not all(map(_is_number, parts)):
             raise TokenizerFileError(f"{source}:{lineno}: expected a merge 'IDX1 IDX2', got {line[:40]!r}")
-        pairs.append([_number(parts[0], source, lineno), _number(parts[1], source, lineno)])
+        pair = (_number(parts[0], source, lineno), _number(parts[1], source, lineno))
+        # minbpe's load keeps a pair once, with the later id (its dict), where ours would use the
+        # earlier: the same file encoded "ab" as 257 there and 256 here. Its save never repeats one.
+        if seen.setdefault(pair, lineno) != lineno:
+            raise TokenizerFileError(
+                f"{source}:{lineno}: the merge '{line.strip()}' repeats line {seen[pair]}; minbpe keeps "
+                "only the later one and our ids would differ from its: remove the repeat"
+            )
+        pairs.append(list(pair))
     return pattern, special, check_merges(pairs, source)
 
 
