@@ -226,6 +226,12 @@ def _check_format(meta: dict[str, Any], source: str) -> None:
             f"{source}: has {' and '.join(map(repr, hf_keys[:2]))} as a Hugging Face tokenizer.json does, but no "
             "'model' (the BPE vocabulary and merges); the file is damaged or not a tokenizer"
         )
+    if "format" not in meta and len(meta) >= 256 and all(type(v) is int for v in meta.values()):
+        raise TokenizerFileError(  # else "has no merges and there is no .tiktoken file next to it"
+            f"{source}: maps {len(meta):,} tokens to ids, as GPT-2's vocab.json does; that vocabulary "
+            "without its merges.txt is not a tokenizer, and the pair is not read here: load the "
+            "tokenizer.json that Hugging Face tokenizers saves for it"
+        )
     kind, version = meta.get("format", formats.FORMAT_NAME), meta.get("version", formats.FORMAT_VERSION)
     if kind != formats.FORMAT_NAME:
         raise TokenizerFileError(
