@@ -330,3 +330,30 @@ def test_an_empty_corpus_is_named_as_the_stop_reason():
         tok = extend(get_encoding("gpt2"), corpus, add=3)
         assert tok.metadata["stop_reason"] == "the corpus is empty: no text to learn merges from"
     assert extend(get_encoding("gpt2"), ["a b c"], add=3).metadata["stop_reason"].startswith("no pair")
+
+
+def test_a_base_id_that_repeats_bytes_survives_save_and_load(tmp_path):
+    """259 decodes to "abc" like 258 (two merges make it). The extension has no merges (the special
+    token 260 sits between the base's ids and the new ones), and its files lost 259: decode(259)
+    failed after Tokenizer.load. STEM.json now keeps it in "duplicate_ids"."""
+    base = Tokenizer.from_merges([(97, 98), (98, 99), (256, 99), (97, 257)], "gpt4", ["<|end|>"])
+    tok = extend(base, ["xyz xyz xyz abc abc"], 3)
+    assert tok.merges is None and tok.duplicate_ids == {259: 258}
+    tok.save(tmp_path / "ext")
+    back = Tokenizer.load(tmp_path / "ext")
+    assert back.duplicate_ids == {259: 258} and back.special_tokens == {"<|end|>": 260}
+    for i in (*range(260), *range(261, tok.n_vocab)):
+        assert back.decode_single_token_bytes(i) == base_or_new(base, tok, i)
+    meta = json.loads((tmp_path / "ext.json").read_text())
+    for bad, message in [
+        ({"259": 999}, "999 is not an id of the ranks"),
+        ({"258": 0}, "no token of the ranks"),
+    ]:
+        meta["duplicate_ids"] = bad
+        (tmp_path / "ext.json").write_text(json.dumps(meta))
+        with pytest.raises(ValueError, match=rf"ext.json: duplicate_ids\[.*\]: .*{message}"):
+            Tokenizer.load(tmp_path / "ext")
+
+
+def base_or_new(base: Tokenizer, tok: Tokenizer, i: int) -> bytes:
+    return base.decode_single_token_bytes(i) if i < base.n_vocab else tok.decode_single_token_bytes(i)

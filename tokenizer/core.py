@@ -518,6 +518,7 @@ class Tokenizer:
             **({"preparation": self.preparation.to_json()} if self.preparation else {}),
             **({} if self.chunk_lookup else {"chunk_lookup": False}),
             **({"unicode": self.unicode} if self.unicode else {}),
+            **formats.duplicate_ids_json(self.merges, self.duplicate_ids),
         }
 
     def save(self, stem: str | os.PathLike) -> None:
@@ -553,7 +554,7 @@ class Tokenizer:
         if parts.merges is None:
             try:
                 # a reader gives merges or ranks
-                return cls(parts.ranks, parts.pattern, parts.special_tokens, **options)  # type: ignore[arg-type]
+                return cls(parts.ranks, parts.pattern, parts.special_tokens, decoder=parts.decoder, **options)  # type: ignore[arg-type]
             except ValueError as e:
                 raise TokenizerFileError(f"{ranks_source}: {e}") from None
         try:

@@ -215,6 +215,14 @@ def read_tiktoken(path: str | os.PathLike) -> dict[bytes, int]:
     return parse_tiktoken(text, str(path))
 
 
+def duplicate_ids_json(merges: Any, duplicates: dict[int, int]) -> dict[str, Any]:
+    """{"duplicate_ids": {"259": 258}} for STEM.json: a tokenizer without merges (an extension of
+    a base whose merges repeat bytes) keeps there the later ids that the .tiktoken cannot hold."""
+    if merges is not None or not duplicates:
+        return {}  # the merges make them again
+    return {"duplicate_ids": {str(later): earlier for later, earlier in sorted(duplicates.items())}}
+
+
 def write_json(path: str | os.PathLike, obj: dict[str, Any]) -> None:
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=1) + "\n")
 

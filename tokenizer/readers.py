@@ -27,7 +27,14 @@ from .hf_import import parse_hf
 from .patterns import NO_SPLIT, PATTERNS, TIKTOKEN, UNICODE_FLAVOURS, is_named
 from .preparation import Preparation, check_step_count
 from .regex_check import check_backtracking, check_pre_split, check_split_regex
-from .validate import TokenizerFileError, check_disjoint, check_merges, check_special_tokens, check_type
+from .validate import (
+    TokenizerFileError,
+    check_disjoint,
+    check_merges,
+    check_special_tokens,
+    check_type,
+    is_id,
+)
 
 SAVED_SUFFIXES = (".json", ".tiktoken")
 # top-level keys of a Hugging Face tokenizer.json that our .json never has: such a file without
@@ -65,6 +72,7 @@ class TokenizerParts:
     preparation: Preparation | None = None  # preparation.py: normalization, HF's prefix space
     chunk_lookup: bool = True  # False: HF's ignore_merges=false (see core.py)
     unicode: str | None = None  # the pattern's Unicode tables (patterns.py); None: its default
+    decoder: dict[int, bytes] | None = None  # with ranks only: theirs plus later ids of repeated bytes
 
 
 def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerParts:
@@ -177,9 +185,18 @@ def saved_json_parts(
     if meta.get("merges") is None:
         if ranks is None:
             raise TokenizerFileError(f"{source}: has no merges and there is no .tiktoken file next to it")
-        check_disjoint(special, set(ranks.values()), source)
+        decoder = _saved_duplicates(meta.get("duplicate_ids"), ranks, source)
+        check_disjoint(special, set(decoder or ranks.values()), source)
         return TokenizerParts(
-            source, name, pattern, special, metadata, ranks=ranks, ranks_source=tiktoken_source, **options
+            source,
+            name,
+            pattern,
+            special,
+            metadata,
+            ranks=ranks,
+            ranks_source=tiktoken_source,
+            decoder=decoder,
+            **options,
         )
     merges = check_merges(meta["merges"], source)
     check_disjoint(special, range(256 + len(merges)), source)
@@ -194,6 +211,25 @@ def saved_json_parts(
         ranks_source=tiktoken_source,
         **options,
     )
+
+
+def _saved_duplicates(value: Any, ranks: dict[bytes, int], source: str) -> dict[int, bytes] | None:
+    """ "duplicate_ids": {"259": 258, ...}: ids that decode to an earlier token's bytes, which the
+    .tiktoken cannot hold (an extension of a base with repeated merges saves them so) -> the
+    decoder: the ranks' ids plus these."""
+    if value is None:
+        return None
+    check_type(value, dict, source, "duplicate_ids", 'an object {"later id": earlier id, ...}')
+    decoder = {rank: token for token, rank in ranks.items()}
+    for key, earlier in value.items():
+        where = f"{source}: duplicate_ids[{key!r}]"
+        later = int(key) if key.isascii() and key.isdigit() and len(key) < 11 else None
+        if later is None or not is_id(later) or later in decoder:
+            raise TokenizerFileError(f"{where}: the key must be an id that no token of the ranks has")
+        if type(earlier) is not int or earlier not in ranks.values():
+            raise TokenizerFileError(f"{where}: {earlier!r} is not an id of the ranks")
+        decoder[later] = decoder[earlier]
+    return decoder
 
 
 def _saved_preparation(value: Any, source: str) -> Preparation | None:
