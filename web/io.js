@@ -110,6 +110,39 @@ export function jsonDepth(text, limit = MAX_JSON_DEPTH) {
   return max;
 }
 
+// A tokenizer file's text as the library reads one (formats.decode_utf8): UTF-8, a byte-order
+// mark kept for the library to name, and a byte that is not UTF-8 refused with its offset.
+// file.text() made such a byte U+FFFD, so a broken .model loaded as another tokenizer (a special
+// token "caf\uFFFD") where the command line refuses the file.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+async function readUtf8(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw new Error(`${file.name}: not UTF-8 text (byte offset ${firstInvalidUtf8(bytes)})`);
+  }
+}
+
+// Where the first sequence that is not UTF-8 starts, as Python's UnicodeDecodeError.start says.
+function firstInvalidUtf8(b) {
+  for (let i = 0; i < b.length; ) {
+    const c = b[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    const n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    const lo = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80; // no overlong forms
+    const hi = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf; // no surrogates, nothing past U+10FFFF
+    if (c < 0xc2 || c > 0xf4 || !(b[i + 1] >= lo && b[i + 1] <= hi)) return i;
+    for (let k = 2; k < n; k++) if (!(b[i + k] >= 0x80 && b[i + k] <= 0xbf)) return i;
+    i += n;
+  }
+  return b.length;
+}
+
 async function readChecked(file) {
   if (file.size > MAX_LOAD_BYTES) {
     throw new Error(
@@ -117,7 +150,7 @@ async function readChecked(file) {
         `${MAX_LOAD_BYTES / 2 ** 20} MB can be loaded`,
     );
   }
-  const text = await file.text();
+  const text = await readUtf8(file);
   if (/\.json$/i.test(file.name) && jsonDepth(text) > MAX_JSON_DEPTH) {
     throw new Error(
       `${file.name} nests JSON more than ${MAX_JSON_DEPTH} levels deep; a tokenizer file nests ` +

@@ -378,6 +378,26 @@ def test_bad_files_give_a_clear_message(page: Page, tmp_path):
     expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
 
 
+def test_a_file_that_is_not_utf8_is_refused_as_on_the_command_line(page: Page, tmp_path):
+    """file.text() read the Latin-1 é as U+FFFD, and the .model loaded with a special token
+    'caf\ufffd'; the command line refuses it. A byte-order mark reaches the library too."""
+    from tokenizer.loading import load_any
+
+    latin1 = tmp_path / "latin1.model"
+    latin1.write_bytes(b"minbpe v1\n\n1\ncaf\xe9 256\n")
+    bom = tmp_path / "bom.model"
+    bom.write_bytes(b"\xef\xbb\xbfminbpe v1\n\n0\n")
+    msg = page.get_by_test_id("load-message")
+    for path in (latin1, bom):
+        with pytest.raises(ValueError) as cli:
+            load_any(str(path))
+        assert path.name in str(cli.value)
+        page.get_by_test_id("load-files").set_input_files([path])
+        expect(msg).to_have_class("message error")
+        expect(msg).to_contain_text(str(cli.value).replace(str(tmp_path) + "/", ""))
+    expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
+
+
 def test_load_hugging_face_tokenizer_json(page: Page, trained, tmp_path):
     hf_export = pytest.importorskip("tokenizer.hf_export")
     tok, _ = trained
