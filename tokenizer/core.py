@@ -551,9 +551,8 @@ class Tokenizer:
             "chunk_lookup": parts.chunk_lookup,
             "unicode": parts.unicode,
         }
-        if parts.merges is None:
+        if parts.merges is None:  # a reader gives merges or ranks
             try:
-                # a reader gives merges or ranks
                 return cls(parts.ranks, parts.pattern, parts.special_tokens, decoder=parts.decoder, **options)  # type: ignore[arg-type]
             except ValueError as e:
                 raise TokenizerFileError(f"{ranks_source}: {e}") from None

@@ -89,7 +89,13 @@ def check_save_target(path: Path) -> None:
         raise ValueError(f"{path} is {kind}, which a save would replace; give a file name")
 
 
-_SAVE_SUFFIXES = (".tiktoken", ".json")  # a save writes STEM plus each; dropped from a stem given with one
+SAVED_SUFFIXES = (".tiktoken", ".json")  # a save writes STEM plus each; dropped from a stem given with one
+
+
+def saved_stem(path: str | os.PathLike) -> Path:
+    """The STEM of STEM, STEM.tiktoken or STEM.json: the files a save writes, or a load reads."""
+    path = Path(path)
+    return path.with_suffix("") if path.suffix in SAVED_SUFFIXES else path
 
 
 def save_paths(stem: str | os.PathLike) -> tuple[Path, Path]:
@@ -97,9 +103,7 @@ def save_paths(stem: str | os.PathLike) -> tuple[Path, Path]:
     dropped), both checked before either is written: a save that refused its .json used to
     leave a new .tiktoken behind, and `folder/` saved as folder.tiktoken beside the folder."""
     text = os.fspath(stem)
-    path = Path(text)
-    if path.suffix in _SAVE_SUFFIXES:
-        path = path.with_suffix("")
+    path = saved_stem(text)
     if not path.name or path.name in (".", "..") or text.endswith(("/", os.sep)):
         raise ValueError(
             "save needs a file name stem such as 'my_tok' (it writes my_tok.tiktoken and my_tok.json), "

@@ -21,7 +21,8 @@ from typing import Any
 from . import readers
 from .core import Tokenizer
 from .encodings import get_encoding, list_encodings
-from .readers import MINBPE_SUFFIX, SAVED_SUFFIXES
+from .formats import SAVED_SUFFIXES
+from .readers import MINBPE_SUFFIX
 
 
 def load_any(spec: str) -> Tokenizer:

@@ -36,7 +36,6 @@ from .validate import (
     is_id,
 )
 
-SAVED_SUFFIXES = (".json", ".tiktoken")
 # top-level keys of a Hugging Face tokenizer.json that our .json never has: such a file without
 # "model" is a damaged tokenizer.json, not one of ours
 HF_ONLY_KEYS = (
@@ -81,7 +80,7 @@ def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerPar
     path = Path(path)
     if path.suffix == MINBPE_SUFFIX:
         return minbpe_parts(formats.decode_utf8(formats.read_bytes(path), str(path)), str(path))
-    stem = path.with_suffix("") if path.suffix in SAVED_SUFFIXES else path
+    stem = formats.saved_stem(path)
     json_path = stem.with_name(stem.name + ".json")
     tiktoken_path = stem.with_name(stem.name + ".tiktoken")
     if not json_path.exists() and not tiktoken_path.exists():

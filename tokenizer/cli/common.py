@@ -11,9 +11,8 @@ from pathlib import Path
 
 from ..core import Tokenizer
 from ..encodings import get_encoding, list_encodings
-from ..formats import check_save_target, named_os_error
+from ..formats import SAVED_SUFFIXES, check_save_target, named_os_error, saved_stem
 from ..loading import load_file
-from ..readers import SAVED_SUFFIXES
 from ..regex_check import MAX_SAMPLE_CHARS
 from ..streaming import not_utf8
 
@@ -92,8 +91,8 @@ def check_output(out: str, *, stem: bool = False, inputs: Iterable[str | Path] =
         raise ValueError(f"-o {out!r} names no file: give {kind} (inside a folder: FOLDER/NAME)")
     path = Path(out)
     if stem:
-        path = path.with_suffix("") if path.suffix in (".tiktoken", ".json") else path
-        targets = [path.with_name(path.name + suffix) for suffix in (".tiktoken", ".json")]
+        path = saved_stem(path)
+        targets = [path.with_name(path.name + suffix) for suffix in SAVED_SUFFIXES]
     else:
         targets = [path]
     for target in targets:
@@ -153,7 +152,7 @@ def tokenizer_files(spec: str) -> list[Path]:
     path = Path(spec)
     if path.name in ("", ".", ".."):
         return [path]  # names no tokenizer: the loader says so
-    stem = path.with_suffix("") if path.suffix in SAVED_SUFFIXES else path
+    stem = saved_stem(path)
     return [path, *(stem.with_name(stem.name + suffix) for suffix in SAVED_SUFFIXES)]
 
 
