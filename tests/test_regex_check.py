@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenizer import patterns, regex_check
+from tokenizer import _re_probe, patterns, regex_check
 from tokenizer.patterns import PATTERNS
 from tokenizer.regex_check import (
     MAX_EXPANDED_ITEMS,
@@ -107,6 +107,36 @@ def test_backtracking_on_two_alternating_characters_is_refused_by_the_probes(sou
     ):
         check_split_regex(source)
     assert time.perf_counter() - started < PROBE_SECONDS + 0.3
+
+
+# finish at once in `regex`, exponential in stdlib `re` (1.1-1.4 s on 24 characters), which the
+# page's worker runs: they froze its encoder until the watchdog restarted it
+CATASTROPHIC_IN_RE = [r"(?:a+)+b|\s+|\S", r"(?:a*)*b|\s+|\S", r"(?:[a-z]+)*[0-9]|\s+|\S"]
+
+
+@pytest.mark.parametrize("source", CATASTROPHIC_IN_RE)
+def test_backtracking_in_the_pages_re_is_refused_by_a_child_probe(source):
+    if not patterns.regex_importable():
+        pytest.skip("the child probe runs where the regex package is the engine")
+    assert patterns.compile_pattern(source).findall("a" * 48 + "\0") is not None  # regex: at once
+    started = time.perf_counter()
+    with pytest.raises(
+        ValueError,
+        match=r"catastrophically in Python's re \(the engine the page's encoder runs\): on 48 'a' in a row",
+    ):
+        check_split_regex(source)
+    assert time.perf_counter() - started < PROBE_SECONDS + _re_probe.STARTUP_SECONDS
+
+
+def test_the_child_probe_passes_sane_regexes_and_says_when_it_cannot_probe(monkeypatch):
+    runs = ("a" * 48 + "\0", "ab" * 24 + "\0")
+    assert _re_probe.first_overrun(r"\w+|\s+|\S", runs, 5.0) is None
+    assert _re_probe.first_overrun(r"\s+|(?:a|a)+b|\S", runs, 0.3) == 0
+    assert _re_probe.first_overrun(r"\s+|(?:ab|a(?:b))+c|\S", ("x",) + runs, 0.3) == 2  # the pair run
+    assert _re_probe.first_overrun(r"[a", runs, 5.0) is None  # re refuses it: nothing to probe
+    monkeypatch.setattr(_re_probe.sys, "platform", "emscripten")  # Pyodide: no processes
+    _re_probe.first_overrun.cache_clear()
+    assert _re_probe.first_overrun(r"\s+|(?:a|a)+b|\S", runs, 0.3) is None
 
 
 def test_a_regex_slow_on_the_sample_alone_is_refused(monkeypatch):

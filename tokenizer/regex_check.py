@@ -21,7 +21,9 @@ Two more bounds keep the check itself fast and safe on hostile input: the nestin
 groups (parsers recurse once per level) and the size the regex would have once its counted
 repeats are expanded (the `regex` package copies `x{n}` n times when it compiles:
 `(?:ab|c){10000000}` takes minutes and can crash the process). Both are measured before
-anything compiles.
+anything compiles. Then the regex runs on short hostile runs, where nested repeats take
+exponential time: with `regex`, which can stop a match, and with the stdlib `re` translation
+the page runs, in a child process (_re_probe.py), since `re` cannot be stopped.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from collections import Counter
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
 
+from . import _re_probe
 from ._re_translate import EMPTY_MATCH_REASON, translate
 from .patterns import NO_SPLIT, PATTERNS, REGEX, compile_pattern
 
@@ -59,6 +62,9 @@ DROPPED_EXAMPLES = 5  # distinct dropped characters named in the warning
 # every one-character run), for pairs of the regex's first MAX_PAIR_LITERALS literal characters.
 PROBE_CHARS = 48
 PROBE_SECONDS = 0.5
+# The same runs in the page's stdlib `re`, in a child process (_re_probe.py): a sane regex needs
+# a few ms for all of them there too; an exponential one never finishes 48 characters.
+RE_PROBE_SECONDS = 0.25
 PROBE_KINDS = "aA1 \t\n.,'-_é中🙂"  # letters, digits, spaces, punctuation, non-ASCII
 MAX_PROBES = 64  # runs tried: the kinds plus the first literal characters of the regex
 MAX_PAIR_LITERALS = 16  # literal characters whose pairs are tried: at most 240 runs of ~20 us each
@@ -258,15 +264,27 @@ def _check_backtracking(source: str, splitter) -> None:
     deadline = time.monotonic() + PROBE_SECONDS
     few = literals[:MAX_PAIR_LITERALS]
     pairs = [a + b for a in few for b in few if a != b]
-    for unit in [*kinds, *pairs]:
-        run = unit * (PROBE_CHARS // len(unit))
-        if _bounded_findall(splitter, run + tail, deadline - time.monotonic()) is None:
-            raise ValueError(
-                f"the split regex {_short(source)} backtracks catastrophically: on {_run_name(unit)} it "
-                f"did not finish in {PROBE_SECONDS} s (the time grows exponentially with the run). Nested repeats that can match the same text in several "
-                "ways, such as (?:a|a)+, (?:a|aa)* or (?:a|b|ab)+, cause it: make the alternatives "
-                "exclusive, or use possessive or atomic forms (a++, (?>...))"
-            )
+    units = [*kinds, *pairs]
+    runs = [unit * (PROBE_CHARS // len(unit)) + tail for unit in units]
+    for unit, run in zip(units, runs, strict=True):
+        if _bounded_findall(splitter, run, deadline - time.monotonic()) is None:
+            raise _backtracks(source, unit)
+    # The same runs with the stdlib `re` translation, which the page runs and which backtracks
+    # differently ((?:a+)+b: at once in `regex`, exponential in `re`), in a child process.
+    overrun = _re_probe.first_overrun(source, tuple(runs), RE_PROBE_SECONDS)
+    if overrun is not None:
+        engine = " in Python's re (the engine the page's encoder runs)"
+        raise _backtracks(source, units[overrun], engine, RE_PROBE_SECONDS)
+
+
+def _backtracks(source: str, unit: str, engine: str = "", seconds: float = PROBE_SECONDS) -> ValueError:
+    return ValueError(
+        f"the split regex {_short(source)} backtracks catastrophically{engine}: on {_run_name(unit)} "
+        f"it did not finish in {seconds} s (the time grows exponentially with the run). Nested "
+        "repeats that can match the same text in several ways, such as (?:a|a)+, (?:a|aa)*, (?:a+)+ "
+        "or (?:a|b|ab)+, cause it: make the alternatives exclusive, or use possessive or atomic "
+        "forms (a++, (?>...))"
+    )
 
 
 def _run_name(unit: str) -> str:
