@@ -109,6 +109,7 @@ def test_job_warning_is_shown(open_page, extend_server):
         "added to the comparison", timeout=DONE_TIMEOUT_MS
     )
     warning = page.get_by_test_id("train-warning")
-    expect(warning).to_have_count(1)
-    expect(warning).to_contain_text("warning: the split regex does not match 28.6% of the sample")
+    expect(warning).to_have_count(2)  # the regex drops text; the few distinct words run out of pairs
+    expect(warning.first).to_contain_text("warning: the split regex does not match 28.6% of the sample")
+    expect(warning.last).to_contain_text("stopped after")
     expect(page.get_by_test_id("train-warnings")).to_be_visible()
