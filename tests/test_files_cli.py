@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -337,3 +338,17 @@ def test_empty_file_arguments_are_refused(tmp_path, capsys):
         assert main(argv) == 2, argv
         assert message in capsys.readouterr().err, argv
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]
+
+
+def test_a_tiktoken_file_with_a_byte_order_mark_loads_as_tiktoken_reads_it(tmp_path):
+    """An editor's byte-order mark made the file 'not a .tiktoken file (non-ASCII byte at offset
+    0)', where tiktoken's loader reads past it; the text form (the page's) skips it too."""
+    ranks = get_encoding("gpt2").mergeable_ranks
+    plain = "".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in list(ranks.items())[:400])
+    path = tmp_path / "bom.tiktoken"
+    path.write_bytes(b"\xef\xbb\xbf" + plain.encode("ascii"))
+    expected = tiktoken.load.load_tiktoken_bpe(str(path))
+    assert load_file(path).mergeable_ranks == expected == parse_tiktoken("\ufeff" + plain)
+    path.write_bytes(b"YQ== 0\n\xef\xbb\xbf")  # elsewhere it is still damage
+    with pytest.raises(ValueError, match="non-ASCII byte at offset 7"):
+        load_file(path)

@@ -38,6 +38,7 @@ FORMAT_NAME = "bpe-playground"  # our .json's "format"
 FORMAT_VERSION = 1
 MINBPE_MAGIC = "minbpe v1"  # line 1 of every .model file minbpe writes
 _RANK_DIGITS = len(str(MAX_ID))  # a longer rank is out of range before int() parses it
+UTF8_BOM = b"\xef\xbb\xbf"  # what some editors put first in a text file; tiktoken reads a .tiktoken past it
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -139,8 +140,11 @@ def dump_tiktoken(ranks: dict[bytes, int]) -> str:
 
 
 def parse_tiktoken(text: str, source: str = "<string>") -> dict[bytes, int]:
-    """`.tiktoken` text -> ranks; a bad line raises TokenizerFileError naming the file and line."""
+    """`.tiktoken` text -> ranks; a bad line raises TokenizerFileError naming the file and line.
+    A leading byte-order mark (an editor's) is skipped, as tiktoken's loader does (its base64
+    decoding drops the mark's bytes)."""
     check_size(len(text), source)
+    text = text.removeprefix(UTF8_BOM.decode("utf-8"))
     ranks: dict[bytes, int] = {}
     seen_ranks: set[int] = set()
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -211,7 +215,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
 def read_tiktoken(path: str | os.PathLike) -> dict[bytes, int]:
     path = Path(path)
     try:
-        text = read_bytes(path).decode("ascii")
+        text = read_bytes(path).removeprefix(UTF8_BOM).decode("ascii")
     except UnicodeDecodeError as e:
         raise TokenizerFileError(
             f"{path}: not a .tiktoken file (non-ASCII byte at offset {e.start})"
