@@ -79,6 +79,9 @@ def test_hostile_regexes_are_refused_fast(engine):
         assert time.perf_counter() - started < 0.1, source
 
 
+SLACK_SECONDS = (
+    1.0  # beyond the probe budget: compiling, the other probes, a loaded 2-core CI box (0.3 failed once)
+)
 CATASTROPHIC = [r"(?:a|a)+b|\s+|\S", r"(?:a|aa)*b|\s+|\S", r"(?:\w|\w)+!|\S", r"(?:\d|\d)+x", "(?:[中]|中)+b"]
 # catastrophic only on two alternating characters: every one-character run passes
 CATASTROPHIC_ON_PAIRS = [r"(?:a|b|ab)+c|\s+|\S", r"(?:xy|x(?:y))+z|\s+|\S"]
@@ -93,7 +96,7 @@ def test_catastrophic_backtracking_is_refused_within_the_probe_budget(source):
     started = time.perf_counter()
     with pytest.raises(ValueError, match="backtracks catastrophically: on 48 .* in a row"):
         check_split_regex(source)
-    assert time.perf_counter() - started < PROBE_SECONDS + 0.3
+    assert time.perf_counter() - started < PROBE_SECONDS + SLACK_SECONDS
 
 
 @pytest.mark.parametrize("source", CATASTROPHIC_ON_PAIRS)
@@ -106,7 +109,7 @@ def test_backtracking_on_two_alternating_characters_is_refused_by_the_probes(sou
         ValueError, match=r"backtracks catastrophically: on '\w\w' repeated \(48 characters\)"
     ):
         check_split_regex(source)
-    assert time.perf_counter() - started < PROBE_SECONDS + 0.3
+    assert time.perf_counter() - started < PROBE_SECONDS + SLACK_SECONDS
 
 
 # finish at once in `regex`, exponential in stdlib `re` (1.1-1.4 s on 24 characters), which the
