@@ -13,7 +13,7 @@ import setuptools
 
 from tests.helpers import ROOT
 from tests.oracles import tiktoken_reference
-from tokenizer import cli
+from tokenizer import Tokenizer, cli
 from tokenizer.cli import build_parser, main
 from tokenizer.cli.count import engine_choice
 from tokenizer.cli.progress import progress_bars
@@ -158,6 +158,21 @@ def test_missing_output_folders_are_made(tmp_path, capsys, monkeypatch):
     capsys.readouterr()
     assert main(["train", "c.txt", "-v", "100", "-q", "-o", "z/t"]) == 2  # a bad argument: no folder made
     assert not (tmp_path / "z").exists()
+
+
+def test_train_and_extend_take_quoted_globs_as_count_does(tmp_path, capsys, monkeypatch):
+    """`train 'data/*.txt'` said the corpus file was not found; count expanded the same glob.
+    The files are read in sorted order, so the merges equal those of the files named one by one."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    for name, text in [("b.txt", "hello there " * 30), ("a.txt", "low lower lowest " * 30)]:
+        (tmp_path / "data" / name).write_text(text, encoding="utf-8")
+    assert main(["train", "data/*.txt", "-v", "280", "-q", "-o", "g"]) == 0
+    assert main(["train", "data/a.txt", "data/b.txt", "-v", "280", "-q", "-o", "n"]) == 0
+    assert Tokenizer.load("g").merges == Tokenizer.load("n").merges
+    assert main(["extend", "gpt2", "data/*.txt", "--add", "3", "-q", "-o", "e"]) == 0
+    assert main(["train", "nothing/*.txt", "-v", "280", "-q", "-o", "x"]) == 2
+    assert "no files match 'nothing/*.txt'" in capsys.readouterr().err
 
 
 def test_outputs_are_checked_before_any_work(tmp_path, capsys, monkeypatch):

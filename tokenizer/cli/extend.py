@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..extend import extend
 from ..loading import load_any
+from ..streaming import expand_inputs
 from ..train import TIE_BREAKS
 from .common import check_output, read_utf8, ready, tokenizer_files
 from .progress import progress_bars
@@ -17,11 +17,12 @@ def cmd_extend(args: argparse.Namespace) -> int:
     inputs = [*tokenizer_files(args.base), *args.files, *([args.held_out] if args.held_out else [])]
     out = check_output(args.output, stem=True, inputs=inputs)
     base = load_any(args.base)
+    files = expand_inputs(args.files)  # quoted globs too, as count takes them
     held_out = read_utf8(args.held_out) if args.held_out else None
     with progress_bars(args.quiet) as progress:
         tok = extend(
             base,
-            [Path(f) for f in args.files],
+            files,
             args.add,
             tie_break=args.tie_break,
             min_frequency=args.min_frequency,
@@ -66,7 +67,9 @@ def add_commands(subparsers) -> None:
         "extend", help="add merges learned from files to a tokenizer, keeping every existing id"
     )
     p.add_argument("base", metavar="BASE", help="a reference encoding (cl100k_base, ...) or a tokenizer file")
-    p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files to learn from (streamed)")
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="UTF-8 text files to learn from, or quoted globs (streamed)"
+    )
     p.add_argument("--add", "-n", type=int, required=True, metavar="N", help="new tokens to add (at most)")
     p.add_argument(
         "--tie-break", choices=TIE_BREAKS, default="first", help="first (minbpe) or lexical (rustbpe)"

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..counting import load_counts
 from ..patterns import is_named
 from ..regex_check import check_split_regex
-from ..streaming import check_corpus_file
+from ..streaming import expand_inputs
 from ..train import TIE_BREAKS, split_pattern, train
 from .common import DEFAULT_PATTERN, check_output, corpus_sample, ready
 from .progress import progress_bars
@@ -26,7 +25,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError("give FILEs to train on, or --counts")
     if args.files and args.counts:
         raise ValueError("give FILEs or --counts, not both")
-    out = check_output(args.output, stem=True, inputs=[*args.files, *([args.counts] if args.counts else [])])
+    files = expand_inputs(args.files) if args.files else []  # quoted globs too, as count takes them
+    out = check_output(args.output, stem=True, inputs=[*files, *([args.counts] if args.counts else [])])
     pattern, regex = args.pattern, args.regex
     if pattern is not None and regex is not None:
         raise ValueError("give --pattern NAME or --regex REGEX, not both")
@@ -35,9 +35,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.counts and pattern is None and regex is None:
         counted = counts_pattern(args.counts)
         pattern, regex = (counted, None) if is_named(counted) or counted == "none" else (None, counted)
-    corpus = [Path(f) for f in args.files] if args.files else None
-    for path in corpus or []:
-        check_corpus_file(path)
+    corpus = files or None
     if regex is not None and corpus:
         for warning in check_split_regex(regex, sample=corpus_sample(corpus)):
             print(f"warning: {warning}", file=sys.stderr)
@@ -71,7 +69,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def add_commands(subparsers) -> None:
     p = subparsers.add_parser("train", help="train a byte-level BPE tokenizer on files")
-    p.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files (streamed)")
+    p.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files, or quoted globs (streamed)")
     p.add_argument("--vocab-size", "-v", type=int, required=True, help="256 bytes + merges")
     p.add_argument(
         "--pattern", "-p", metavar="NAME", help="split pattern: gpt2, gpt4 (default), o200k or none"
