@@ -289,3 +289,20 @@ def test_a_special_token_that_clashes_with_the_vocabulary_says_which_way_and_the
     tok = train("hello world " * 20, 260, special_tokens=["("])
     with pytest.raises(ValueError, match=r"special token '\(' is the text of ordinary token 40 .* rename it"):
         to_hf_json(tok)
+
+
+def test_export_says_which_ids_a_tokenizer_json_cannot_hold(tmp_path, capsys):
+    """259 repeats 258's bytes ("abc" by two merges): tokenizer.json holds one id per string, so
+    the file left 259 out without a word; HF never gives or decodes it. Encoding agrees."""
+    tok = Tokenizer.from_merges([(97, 98), (98, 99), (256, 99), (97, 257)], "gpt4")
+    assert tok.duplicate_ids == {259: 258}
+    tok.save(tmp_path / "dup")
+    out = tmp_path / "tokenizer.json"
+    assert main(["export", str(tmp_path / "dup"), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "warning: 1 id repeats an earlier token's bytes (e.g. 259 = 258)" in err
+    from tokenizers import Tokenizer as HFTokenizer
+
+    assert HFTokenizer.from_file(str(out)).encode("abc abcd").ids == tok.encode("abc abcd")
+    assert main(["export", "gpt2", "-o", str(tmp_path / "g.json")]) == 0
+    assert capsys.readouterr().err == ""  # nothing lost, nothing said

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ..core import Tokenizer
@@ -35,8 +36,21 @@ def cmd_export(args: argparse.Namespace) -> int:
     # `export gpt2 -o gpt2.json` run twice reads the reference encoding both times
     check_output(args.output, inputs=[] if is_reference(args.source) else tokenizer_files(args.source))
     pattern = split_pattern(args.pattern)  # a name, as train's --pattern: a typo is not a regex
-    EXPORTERS[args.format](load_source(args.source, pattern), ready(Path(args.output)))
+    tok = load_source(args.source, pattern)
+    EXPORTERS[args.format](tok, ready(Path(args.output)))
+    if args.format == "hf" and tok.duplicate_ids:
+        print(f"warning: {duplicates_lost(tok.duplicate_ids)}", file=sys.stderr)
     return 0
+
+
+def duplicates_lost(duplicates: dict[int, int]) -> str:
+    """What a tokenizer.json cannot hold: ids whose bytes repeat an earlier token's."""
+    later, earlier = min(duplicates.items())
+    return (
+        f"{len(duplicates):,} {'ids repeat' if len(duplicates) > 1 else 'id repeats'} an earlier token's bytes "
+        f"(e.g. {later} = {earlier}); a tokenizer.json holds one id per token, so Hugging Face "
+        "never gives or decodes those ids (encoding is the same: it uses the earlier ones too)"
+    )
 
 
 def add_commands(subparsers) -> None:
