@@ -190,6 +190,28 @@ def test_diff_mode_marks_exactly_the_differing_boundaries(page: Page):
     assert names == DEFAULTS
 
 
+def test_diff_mode_on_a_large_text_looks_past_the_baselines_window(page: Page):
+    # Over 10,000 tokens a panel shows a window of them (render.js). Here cl100k's (the baseline's)
+    # first 10,000 tokens end earlier in the text than o200k's do: o200k's tokens past that point
+    # were marked as differing though cl100k has the very same tokens there.
+    text = (CORPORA / "pg_en_medium.txt").read_text(encoding="utf-8")[:60_000]
+    base, other = get_encoding("cl100k_base"), get_encoding("o200k_base")
+    b_ids, o_ids = base.encode(text), other.encode(text)
+    bb, ob = byte_bounds(base, b_ids), byte_bounds(other, o_ids)
+    assert len(b_ids) > 10_000 and len(o_ids) > 10_000 and bb[10_000] < ob[10_000]
+    page.get_by_test_id("input").evaluate(
+        "(el, t) => { el.value = t; el.dispatchEvent(new Event('input', {bubbles: true})); }", text
+    )
+    wait_ids(page, "cl100k_base", b_ids)
+    wait_ids(page, "o200k_base", o_ids)
+    page.locator("#opt-diff").check()
+    shown = panel(page, "o200k_base").get_by_test_id("token")
+    want = [i for i in differing(ob, bb) if i < 10_000]  # the window starts at the text's start
+    expect(panel(page, "o200k_base").locator("[data-testid=token][data-diff]")).to_have_count(len(want))
+    assert shown.evaluate_all("els => els.map((e, i) => e.dataset.diff ? i : -1).filter(i => i >= 0)") == want
+    type_text(page, "")
+
+
 def test_split_view_shows_the_regex_chunks(page: Page):
     text = type_text(page, "I'm   here: 12345 東京!!\n\n  next")
     page.locator("#opt-split").check()
