@@ -3,7 +3,7 @@
 // token, the merge list of a tokenizer).
 
 import { el } from "./dom.js";
-import { colorClass, decodeLenient, hex, previewFromHex, tokenLabel } from "./format.js";
+import { colorClass, hex, previewFromHex, tokenLabel, tryDecode } from "./format.js";
 import { shown } from "./render.js";
 import { $, panelByName, state } from "./state.js";
 import { rpc } from "./worker-client.js";
@@ -49,6 +49,15 @@ function isSpecial(panel, id) {
   return sp ? Object.values(sp).includes(id) : false;
 }
 
+// The token's text, or for a piece of a character (not UTF-8 on its own) what it is part of:
+// never U+FFFD, which a lenient decode would show in place of the piece.
+function tokenText(span, b) {
+  const s = tryDecode(b);
+  if (s !== null) return JSON.stringify(s);
+  const group = span.parentElement && span.parentElement.classList.contains("group") ? span.parentElement : null;
+  return `part of a character (not UTF-8 on its own)${group ? `: ${group.title}` : ""}`;
+}
+
 function showTooltip(span) {
   const t = tokenInfo(span);
   if (!t) return;
@@ -59,7 +68,7 @@ function showTooltip(span) {
     ["id", String(id)],
     ["rank", isSpecial(t.panel, id) ? "special token" : String(id)],
     ["bytes", hex(b)],
-    ["text", JSON.stringify(decodeLenient(b))],
+    ["text", tokenText(span, b)],
     ["position", `token ${t.i + 1} · bytes ${t.start}–${t.end}`],
   ];
   tooltip.replaceChildren(...rows.map(([k, v]) => el("div", {}, el("span", { class: "muted", text: k + " " }), v)));

@@ -128,6 +128,27 @@ def test_tooltip_shows_id_bytes_rank_and_highlights_other_panels(page: Page):
     expect(tip).to_be_hidden()
 
 
+def test_tooltip_of_a_piece_of_a_character_shows_no_replacement_character(page: Page):
+    # cl100k cuts " 東" into <20 E6 9D> and <B1>: the tooltip's text row decoded the piece
+    # leniently and showed "\ufffd", which the token view never shows.
+    text = type_text(page, "Hello 東京")
+    cl = get_encoding("cl100k_base")
+    ids = cl.encode(text)
+    wait_ids(page, "cl100k_base", ids)
+    tip = page.locator("#tooltip")
+    for k, i in enumerate(ids):
+        if cl.decode_single_token_bytes(i).decode("utf-8", "replace") == cl.decode_single_token_bytes(
+            i
+        ).decode("utf-8", "ignore"):
+            continue
+        panel(page, "cl100k_base").get_by_test_id("token").nth(k).hover()
+        expect(tip).to_contain_text(f"id {i}")
+        expect(tip).to_contain_text('part of a character (not UTF-8 on its own): 2 tokens form " 東"')
+        assert "\ufffd" not in tip.inner_text()
+    page.mouse.move(0, 0)
+    page.locator("h1").hover()
+
+
 def test_panel_stats(page: Page):
     text = type_text(page, "Статистика: 東京 and plain English words.")
     for name in DEFAULTS:
