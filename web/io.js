@@ -311,6 +311,8 @@ async function runDecode() {
   };
   out.setAttribute("aria-busy", "true");
   try {
+    // The select lists the panels: with none, there is no tokenizer to decode with.
+    if (!name) throw new Error("no tokenizer to decode with: add a tokenizer panel first");
     const ids = await parseIds($("#decode-ids").value);
     const res = await rpc("decode", { name, ids }, [ids.buffer]);
     if (gen !== decodeGen) return;

@@ -266,6 +266,24 @@ def test_decode_box(page: Page):
     page.locator("#decode-box summary").click()
 
 
+def test_decode_box_without_any_panel_says_to_add_one(page: Page):
+    # The decode box decodes with one of the panels' tokenizers: with every panel removed it
+    # showed Python's "KeyError: ''".
+    for name in DEFAULTS:
+        panel(page, name).locator("button.remove").click()
+    expect(page.get_by_test_id("panel")).to_have_count(0)
+    page.locator("#decode-box summary").click()
+    page.get_by_test_id("decode-ids").fill("9906, 11")
+    page.get_by_test_id("decode-run").click()
+    out = page.get_by_test_id("decode-output")
+    expect(out).to_have_text("no tokenizer to decode with: add a tokenizer panel first")
+    expect(out).to_have_class("decode-output error")
+    page.locator("#decode-box summary").click()
+    for name in DEFAULTS:
+        page.locator("#add-encoding").select_option(name)
+        expect(panel(page, name)).to_have_attribute("data-state", "ok")
+
+
 def expected_tree(tok: Tokenizer, token_id: int) -> dict:
     """tiktoken's way to recover a merge: BPE on the token's bytes using only lower ranks."""
     data = tok.decode_single_token_bytes(token_id)
