@@ -87,6 +87,26 @@ def test_page_loader_gives_the_same_messages():
         from_texts(rank, None, None, "rank-huge.tiktoken")
 
 
+def test_page_loader_names_the_file_each_error_is_in(tmp_path):
+    """The page gives a pair's two texts: an error in the .tiktoken named the .json."""
+    train("hello world, hello there " * 20, 262, pattern="gpt4", name="pair").save(tmp_path / "pair")
+    train("other words entirely " * 20, 262, pattern="gpt4", name="other").save(tmp_path / "other")
+    meta = (tmp_path / "pair.json").read_text(encoding="utf-8")
+    ranks = (tmp_path / "pair.tiktoken").read_text(encoding="ascii")
+    cut = ranks.rsplit(" ", 1)[0]  # the last line loses its rank
+    with pytest.raises(TokenizerFileError, match=r"^pair\.tiktoken:\d+: expected 'BASE64 RANK'"):
+        from_texts(cut, meta, None, "pair.json", tiktoken_source="pair.tiktoken")
+    others = (tmp_path / "other.tiktoken").read_text(encoding="ascii")
+    with pytest.raises(
+        TokenizerFileError, match=r"^pair\.tiktoken: its ranks disagree with the merges in pair\.json"
+    ):
+        from_texts(others, meta, None, "pair.json", tiktoken_source="pair.tiktoken")
+    # The CLI names the same files.
+    (tmp_path / "pair.tiktoken").write_text(others, encoding="ascii")
+    with pytest.raises(TokenizerFileError, match=r"pair\.tiktoken: its ranks disagree"):
+        load_file(tmp_path / "pair.json")
+
+
 def test_depth_scan_ignores_brackets_inside_strings():
     assert json_depth('{"a": "[[[[[[", "b": [["]]"]]}') == 3
     assert json_depth('"\\"[[[["') == 0

@@ -46,11 +46,18 @@ def load_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> Tokenizer:
 
 
 def from_texts(
-    tiktoken_text: str | None, json_text: str | None, hf_text: str | None, source: str
+    tiktoken_text: str | None,
+    json_text: str | None,
+    hf_text: str | None,
+    source: str,
+    *,
+    tiktoken_source: str | None = None,
 ) -> Tokenizer:
     """The same loader on files' contents (the page reads them in JavaScript): a .tiktoken and/or
-    our .json, a tokenizer.json (also when given as json_text), or a minbpe .model's text."""
-    return Tokenizer.from_parts(readers.read_texts(tiktoken_text, json_text, hf_text, source))
+    our .json, a tokenizer.json (also when given as json_text), or a minbpe .model's text;
+    `source` and `tiktoken_source` name the files in messages (readers.read_texts)."""
+    parts = readers.read_texts(tiktoken_text, json_text, hf_text, source, tiktoken_source=tiktoken_source)
+    return Tokenizer.from_parts(parts)
 
 
 def from_hf_json(obj: dict[str, Any], source: str = "tokenizer.json") -> Tokenizer:

@@ -108,22 +108,31 @@ def check_names_a_file(spec: str | os.PathLike) -> None:
 
 
 def read_texts(
-    tiktoken_text: str | None, json_text: str | None, hf_text: str | None, source: str
+    tiktoken_text: str | None,
+    json_text: str | None,
+    hf_text: str | None,
+    source: str,
+    *,
+    tiktoken_source: str | None = None,
 ) -> TokenizerParts:
     """The same reader on files' contents (the page reads them in JavaScript): a .tiktoken and/or
-    our .json, a tokenizer.json (also when given as json_text), or a minbpe .model's text."""
+    our .json, a tokenizer.json (also when given as json_text), or a minbpe .model's text.
+
+    `source` names the file of json_text (or hf_text), `tiktoken_source` the .tiktoken's (default
+    `source`), so that an error names the file it is in."""
+    tiktoken_source = tiktoken_source or source
     if hf_text:
         return hf_parts(formats.parse_json(hf_text, source), source)
     if json_text and source.endswith(MINBPE_SUFFIX):
         return minbpe_parts(json_text, source)
-    ranks = formats.parse_tiktoken(tiktoken_text, source) if tiktoken_text else None
+    ranks = formats.parse_tiktoken(tiktoken_text, tiktoken_source) if tiktoken_text else None
     if json_text:
         meta = formats.parse_json(json_text, source)
         if "model" in meta and "merges" not in meta:
             return hf_parts(meta, source)
-        return saved_json_parts(meta, ranks, source)
+        return saved_json_parts(meta, ranks, source, tiktoken_source=tiktoken_source)
     if ranks is not None:
-        return TokenizerParts(source, source.rsplit(".", 1)[0], "gpt4", {}, ranks=ranks)
+        return TokenizerParts(tiktoken_source, tiktoken_source.rsplit(".", 1)[0], "gpt4", {}, ranks=ranks)
     raise ValueError("no file given")
 
 

@@ -182,7 +182,10 @@ async function loadFiles(fileList) {
       const payload = { filename: (entry.model || entry.json || entry.tiktoken).name };
       // A minbpe .model goes as text; the library's reader knows it by the .model name.
       if (entry.model) payload.json = await readChecked(entry.model);
-      if (entry.tiktoken) payload.tiktoken = await readChecked(entry.tiktoken);
+      if (entry.tiktoken) {
+        payload.tiktoken = await readChecked(entry.tiktoken);
+        payload.tiktokenName = entry.tiktoken.name; // an error in it names it, not the .json
+      }
       if (entry.json) {
         const text = await readChecked(entry.json);
         if (/"model"\s*:/.test(text.slice(0, 4096)) && !entry.tiktoken) payload.hf = text;

@@ -22,7 +22,8 @@
 //   forget_edits {key}        -> drops panel `key`'s kept encoding
 //   split  {name, text}       -> lens: Int32Array (bytes per regex chunk), bytes: Uint8Array
 //   decode {name, ids}        -> lens, bytes (per token, as encode), text
-//   load   {tiktoken, json, hf, filename} -> info of the new tokenizer (a user's file; see load_user)
+//   load   {tiktoken, json, hf, filename, tiktokenName?} -> info of the new tokenizer (a user's file;
+//                                see load_user: filename names the .json or the one file in messages)
 //   info   {name}             -> info: {name, n_vocab, pattern, pattern_regex, special_tokens, ...}
 //   merges {name, id}         -> tree: the merge tree of one token (nested {id, bytes, left, right})
 //   merge_list {name, query, offset, limit} -> rows of [rank, left, right, bytes]
@@ -388,6 +389,7 @@ async function handle(msg) {
           msg.hf || null,
           msg.filename || "uploaded",
           msg.forceName || null,
+          msg.tiktokenName || null,
         ),
       );
       loaded.set(info.name, info);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -456,6 +457,21 @@ def test_a_file_that_is_not_utf8_is_refused_as_on_the_command_line(page: Page, t
         page.get_by_test_id("load-files").set_input_files([path])
         expect(msg).to_have_class("message error")
         expect(msg).to_contain_text(str(cli.value).replace(str(tmp_path) + "/", ""))
+    expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
+
+
+def test_an_error_in_the_tiktoken_of_a_pair_names_the_tiktoken(page: Page, trained, tmp_path):
+    # The page sent the pair with one file name, the .json's: a damaged .tiktoken was reported
+    # as "swift400.json:401: expected 'BASE64 RANK'".
+    _, folder = trained
+    ranks = (folder / "swift400.tiktoken").read_text(encoding="ascii")
+    (tmp_path / "swift400.tiktoken").write_text(ranks.rsplit(" ", 1)[0], encoding="ascii")
+    page.get_by_test_id("load-files").set_input_files(
+        [tmp_path / "swift400.tiktoken", folder / "swift400.json"]
+    )
+    msg = page.get_by_test_id("load-message")
+    expect(msg).to_have_class("message error")
+    expect(msg).to_contain_text(re.compile(r"swift400\.tiktoken:\d+: expected 'BASE64 RANK'"))
     expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
 
 

@@ -278,14 +278,16 @@ def load_user(
     hf_text: str | None,
     source: str,
     force_name: str | None = None,
+    tiktoken_source: str | None = None,
 ) -> str:
     """A tokenizer from the user's files: .tiktoken + .json, a lone .tiktoken, a HF tokenizer.json or
     a minbpe .model (as json_text), through the library's one validated loader (loading.from_texts).
 
+    source names the .json (or the one file), tiktoken_source the .tiktoken of a pair, in messages.
     force_name (a tokenizer the server trained) replaces any earlier one of that name; otherwise a
     clashing name gets a suffix, so loading a file never hides a panel's tokenizer.
     """
-    tok = from_texts(tiktoken_text, json_text, hf_text, source)
+    tok = from_texts(tiktoken_text, json_text, hf_text, source, tiktoken_source=tiktoken_source)
     tok.name = force_name or _unique_name(tok.name)
     return _add(tok)
 
