@@ -107,6 +107,18 @@ def test_page_loader_names_the_file_each_error_is_in(tmp_path):
         load_file(tmp_path / "pair.json")
 
 
+@pytest.mark.parametrize("name", ["empty.tiktoken", "empty.json", "empty.model"])
+def test_page_loader_reads_an_empty_file_as_the_cli_does(name, tmp_path):
+    """An empty file's text "" was taken for no file at all: the page said 'no file given'."""
+    (tmp_path / name).write_bytes(b"")
+    with pytest.raises(TokenizerFileError) as cli:
+        load_file(tmp_path / name)
+    texts = {"tiktoken": ("", None), "json": (None, ""), "model": (None, "")}[name.rsplit(".", 1)[1]]
+    with pytest.raises(TokenizerFileError) as page:
+        from_texts(*texts, None, name)
+    assert str(page.value) == str(cli.value).replace(str(tmp_path / name), name)
+
+
 def test_depth_scan_ignores_brackets_inside_strings():
     assert json_depth('{"a": "[[[[[[", "b": [["]]"]]}') == 3
     assert json_depth('"\\"[[[["') == 0

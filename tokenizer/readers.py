@@ -119,14 +119,15 @@ def read_texts(
     our .json, a tokenizer.json (also when given as json_text), or a minbpe .model's text.
 
     `source` names the file of json_text (or hf_text), `tiktoken_source` the .tiktoken's (default
-    `source`), so that an error names the file it is in."""
+    `source`), so that an error names the file it is in. An empty text is an empty file, read
+    (and refused) as such; None is no file."""
     tiktoken_source = tiktoken_source or source
-    if hf_text:
+    if hf_text is not None:
         return hf_parts(formats.parse_json(hf_text, source), source)
-    if json_text and source.endswith(MINBPE_SUFFIX):
+    if json_text is not None and source.endswith(MINBPE_SUFFIX):
         return minbpe_parts(json_text, source)
-    ranks = formats.parse_tiktoken(tiktoken_text, tiktoken_source) if tiktoken_text else None
-    if json_text:
+    ranks = formats.parse_tiktoken(tiktoken_text, tiktoken_source) if tiktoken_text is not None else None
+    if json_text is not None:
         meta = formats.parse_json(json_text, source)
         if "model" in meta and "merges" not in meta:
             return hf_parts(meta, source)

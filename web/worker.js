@@ -384,12 +384,14 @@ async function handle(msg) {
     case "load": {
       const info = JSON.parse(
         api.load_user(
-          msg.tiktoken || null,
-          msg.json || null,
-          msg.hf || null,
+          // An empty file is "" (read, and refused as empty); an absent one null or undefined,
+          // passed as undefined (None: a null would arrive as jsnull, see above).
+          msg.tiktoken ?? undefined,
+          msg.json ?? undefined,
+          msg.hf ?? undefined,
           msg.filename || "uploaded",
           msg.forceName || null,
-          msg.tiktokenName || null,
+          msg.tiktokenName || undefined,
         ),
       );
       loaded.set(info.name, info);

@@ -475,6 +475,19 @@ def test_an_error_in_the_tiktoken_of_a_pair_names_the_tiktoken(page: Page, train
     expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
 
 
+def test_an_empty_file_is_refused_as_empty(page: Page):
+    # An empty file's text "" was sent as no file: "ValueError: no file given".
+    msg = page.get_by_test_id("load-message")
+    for name, says in [
+        ("void.tiktoken", "void.tiktoken: no tokens in file"),
+        ("void.json", "void.json:1: invalid JSON"),
+    ]:
+        drop_files(page, [{"name": name, "text": ""}])
+        expect(msg).to_contain_text(says)
+        expect(msg).to_have_class("message error")
+    expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
+
+
 def test_load_hugging_face_tokenizer_json(page: Page, trained, tmp_path):
     hf_export = pytest.importorskip("tokenizer.hf_export")
     tok, _ = trained
