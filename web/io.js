@@ -4,7 +4,7 @@
 import { el } from "./dom.js";
 import { addPanel, schedule } from "./panels.js";
 import { tokenFragment } from "./render.js";
-import { shareLink, writeShareLink } from "./share.js";
+import { MAX_LINK_CHARS, shareLink, shareLinkIfOpenable, writeShareLink } from "./share.js";
 import { $, panelByName } from "./state.js";
 import { onRestart, rpc } from "./worker-client.js";
 
@@ -224,7 +224,16 @@ document.addEventListener("drop", (e) => {
 
 $("#share").addEventListener("click", async () => {
   writeShareLink();
-  const url = shareLink();
+  const url = shareLinkIfOpenable();
+  if (!url) {
+    const mb = (shareLink().length / 2 ** 20).toFixed(1);
+    showLoadMessage(
+      `this text is too long for a share link: the link would be ${mb} MB of address, and browsers ` +
+        `open links of at most ${MAX_LINK_CHARS / 2 ** 20} MB; share a shorter text (or send the text as a file)`,
+      true,
+    );
+    return;
+  }
   try {
     await navigator.clipboard.writeText(url);
     showLoadMessage("share link copied to the clipboard", false);

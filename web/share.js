@@ -8,6 +8,10 @@ import { getText, textLength } from "./textbox.js";
 // would be a long main-thread task; the share button still writes it.
 const LIVE_LINK_MAX = 20000; // characters
 const LIVE_LINK_DELAY_MS = 300;
+// The longest URL Chromium opens (url::kMaxURLChars, 2 MiB): a longer link is refused when opened
+// (net::ERR_ABORTED, a blank tab), so it is never handed out as a share link. A character of text
+// takes 1-12 characters of link (percent-encoded UTF-8): 700,000 characters of CJK are too many.
+export const MAX_LINK_CHARS = 2 * 1024 * 1024;
 
 export function readShareLink() {
   if (!location.hash || location.hash.length < 2) return null;
@@ -26,9 +30,18 @@ export function shareLink() {
   return `${location.origin}${location.pathname}#${params.toString()}`;
 }
 
+// The link if it fits in MAX_LINK_CHARS, else null.
+export function shareLinkIfOpenable() {
+  const url = shareLink();
+  return url.length <= MAX_LINK_CHARS ? url : null;
+}
+
+// The address bar follows the view; a text too long for a link leaves it out (an address holding
+// an older text, or one no browser opens, would be copied from the bar as if it were the view).
 export function writeShareLink() {
   if (!state.ready) return;
-  history.replaceState(null, "", shareLink());
+  const url = shareLinkIfOpenable();
+  history.replaceState(null, "", url || `${location.origin}${location.pathname}`);
 }
 
 let shareTimer = 0;

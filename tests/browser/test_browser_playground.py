@@ -541,6 +541,27 @@ def test_share_link_round_trips(page: Page, open_page, live_server):
         wait_ids(other, name, get_encoding(name).encode(text))
 
 
+def test_a_text_too_long_for_a_link_is_not_shared_as_one(page: Page):
+    # 300,000 CJK characters make a 2.7 MB link: the page said "share link copied" and put it in
+    # the address bar, but Chromium opens no URL over 2 MiB (net::ERR_ABORTED, a blank tab).
+    text = "東京" * 150_000
+    page.get_by_test_id("input").evaluate(
+        "(el, t) => { el.value = t; el.dispatchEvent(new Event('input', {bubbles: true})); }", text
+    )
+    n = str(len(get_encoding("cl100k_base").encode(text)))
+    expect(panel(page, "cl100k_base").get_by_test_id("token-count")).to_have_text(n, timeout=120_000)
+    page.get_by_test_id("share").click()
+    msg = page.get_by_test_id("load-message")
+    expect(msg).to_contain_text("this text is too long for a share link")
+    expect(msg).to_have_class("message error")
+    url = page.evaluate("() => location.href")
+    assert "text=" not in url and len(url) < 100
+    type_text(page, "short again")
+    page.get_by_test_id("share").click()
+    expect(msg).not_to_have_class(re.compile("error"))
+    assert "text=short+again" in page.evaluate("() => location.href")
+
+
 def test_dark_mode_and_screenshots(open_page, live_server):
     SCREENSHOTS.mkdir(exist_ok=True)
     text = "Tokenizers compare: naïve café, 東京タワー, emoji 🙂👩‍💻 and code: for (i = 0; i < 10; i++) {}"
