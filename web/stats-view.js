@@ -17,6 +17,19 @@ const CHART_PAD_PX = 70; // axis title, ticks and legend around the bars
 const SWEEP_HEIGHT_PX = 300;
 const EXAMPLE_HEADER = "##### UDHR code=eng lang=en name=English";
 
+// "1000, 2000,4000" -> [1000, 2000, 4000], read as the CLI's --sweep is (cli/analyze.py
+// parse_sizes): every item an integer, so "512," or "512,,1024" is an empty item, not a size 0,
+// and "1e3" or "0x100" is not read as some other number. Order and range are checked in the worker.
+export function parseSizes(value) {
+  return value.split(",").map((part) => {
+    const item = part.trim();
+    if (!/^[+-]?\d+$/.test(item)) throw new Error(`'${item}' is not an integer (give e.g. 1000,2000,4000)`);
+    const n = Number(item);
+    if (!Number.isSafeInteger(n)) throw new Error(`sweep size ${item} is out of range: sizes are below 2^31`);
+    return n;
+  });
+}
+
 export function mountStatsView(root, app) {
   const checks = panelChecks(app, "tokenizers", "stats-tokenizers");
   const udhr = el("textarea", {
@@ -141,9 +154,11 @@ export function mountStatsView(root, app) {
   sweepRun.addEventListener("click", async () => {
     const names = checks.names();
     if (!names.length) return sweepStatus.fail(new Error("choose at least one tokenizer"));
-    const wanted = sizes.value.trim() ? sizes.value.split(",").map((s) => Number(s.trim())) : null;
-    if (wanted && wanted.some((v) => !Number.isInteger(v))) {
-      return sweepStatus.fail(new Error(`sizes must be integers separated by commas, got "${sizes.value}"`));
+    let wanted = null;
+    try {
+      wanted = sizes.value.trim() ? parseSizes(sizes.value) : null;
+    } catch (e) {
+      return sweepStatus.fail(e);
     }
     sweepStatus.busy();
     sweepRun.disabled = true;

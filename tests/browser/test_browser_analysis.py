@@ -209,6 +209,32 @@ def test_sweep_view_equals_the_cli(page: Page, tmp_path: Path):
     page.get_by_test_id("sweep-sizes").fill("")
 
 
+def test_sweep_sizes_are_read_as_the_cli_reads_them(page: Page, tmp_path: Path):
+    # "512," was read as the sizes 512 and 0 ("strictly increasing: 512 then 0"), "1e3" as 1000.
+    open_view(page, "stats")
+    status = page.get_by_test_id("sweep-status")
+    for sizes, item in [("512,", ""), ("512,,1024", ""), ("1e3", "1e3"), ("0x100", "0x100"), ("1.5", "1.5")]:
+        with pytest.raises(subprocess.CalledProcessError) as refused:
+            cli(
+                "stats",
+                "input.txt",
+                "-t",
+                "cl100k_base",
+                "--sweep",
+                sizes,
+                files={"input.txt": TEXT},
+                tmp_path=tmp_path,
+            )
+        assert f"{item!r} is not an integer" in refused.value.stderr
+        page.get_by_test_id("sweep-sizes").fill(sizes)
+        page.get_by_test_id("sweep-run").click()
+        expect(status).to_have_text(f"{item!r} is not an integer (give e.g. 1000,2000,4000)")
+    page.get_by_test_id("sweep-sizes").fill(" 300, 1000 ")
+    page.get_by_test_id("sweep-run").click()
+    wait_done(page, "sweep-status", "2 sizes")
+    page.get_by_test_id("sweep-sizes").fill("")
+
+
 # ----- vocabulary diff --------------------------------------------------------------------
 
 
