@@ -228,6 +228,24 @@ def test_encode_change_asks_for_the_whole_text_when_it_lacks_the_panels():
     assert panel.change("gpt2", 0, 0, "x") is None  # forgotten (a panel removed, a restart)
 
 
+def test_encode_edit_and_change_follow_the_special_choice():
+    gpt2, text = get_encoding("gpt2"), "a <|endoftext|> b"
+    a = bridge.encode_edit("gpt2", "panel", text, 0, "text")
+    assert int32s(a[4]) == gpt2.encode(text, disallowed_special=())
+    # The kept encoding is of "text": given "allow", the page must send the whole text again.
+    assert bridge.encode_change("gpt2", "panel", a[3], 0, 0, "x", "allow") is None
+    b = bridge.encode_change("gpt2", "panel", a[3], 0, 0, "x", "text")
+    ids = int32s(a[4])
+    ids[b[0] : b[0] + b[1]] = int32s(b[4])
+    assert b[2] is False and ids == gpt2.encode("x" + text, disallowed_special=())
+    c = bridge.encode_edit("gpt2", "panel", text, b[3], "allow")  # the text, given whole
+    assert c[2] is True and int32s(c[4]) == gpt2.encode(text, allowed_special="all")
+    with pytest.raises(ValueError, match="special token '<\\|endoftext\\|>' at character 3"):
+        bridge.encode_edit("gpt2", "panel", text, c[3], "raise")
+    assert bridge.encode_change("gpt2", "panel", c[3], 0, 0, "x", "raise") is None  # dropped after the error
+    bridge.forget_edits("panel")
+
+
 @pytest.mark.parametrize("name", ENCODINGS)
 @pytest.mark.parametrize("text", TEXTS)
 def test_split_is_the_librarys_chunks(name, text):

@@ -78,6 +78,37 @@ def test_random_edits_equal_full_encode(tokenizers, name, start, edits):
     check_sequence(tokenizers[name], texts)
 
 
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "no-specials"])
+@settings(max_examples=60, deadline=None)
+@given(start=text_st, edits=st.lists(edit_st, min_size=1, max_size=8))
+def test_special_tokens_as_text_or_refused(tokenizers, name, start, edits):
+    # The page's choice, as `encode --special`: "text" is tiktoken's disallowed_special=();
+    # "raise" refuses a text holding a special token and otherwise encodes as "allow".
+    tok = tokenizers[name]
+    as_text, refusing = IncrementalEncoder(tok, special="text"), IncrementalEncoder(tok, special="raise")
+    text, shown = start, []
+    for edit in [None, *edits]:
+        text = text if edit is None else apply(text, edit)
+        patch = as_text.update(text)
+        shown[patch.start : patch.start + patch.removed] = list(patch.ids)
+        assert shown == list(as_text.ids) == tok.encode(text, disallowed_special=())
+        held = tok.special_regex(tok.special_tokens).search(text) if tok.special_tokens else None
+        if held:
+            with pytest.raises(
+                ValueError, match=f"special token '<\\|endoftext\\|>' at character {held.start() + 1}:"
+            ):
+                refusing.update(text)
+            refusing = IncrementalEncoder(tok, special="raise")  # the page starts afresh after an error
+        else:
+            refusing.update(text)
+            assert list(refusing.ids) == full(tok, text)
+
+
+def test_special_mode_is_checked(tokenizers):
+    with pytest.raises(ValueError, match="special must be one of allow, text, raise"):
+        IncrementalEncoder(tokenizers["gpt2"], special="none")
+
+
 @pytest.mark.parametrize("name", [*ENCODINGS, "custom", "no-specials"])
 @settings(max_examples=120, deadline=None)
 @given(

@@ -70,6 +70,16 @@ $("#opt-diff").addEventListener("change", (e) => {
   document.body.classList.toggle("diff-mode", state.options.diff);
   updateDiff();
 });
+$("#opt-special").addEventListener("change", (e) => {
+  state.options.special = e.target.value;
+  // Every panel again, whole (the worker's kept encodings are of the other choice), also one
+  // whose encode failed (raise) on this very text.
+  for (const p of state.panels) {
+    p.failed = null;
+    p.encSerial = 0;
+  }
+  refreshAll();
+});
 $("#add-encoding").addEventListener("change", async (e) => {
   const name = e.target.value;
   e.target.value = "";

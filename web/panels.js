@@ -255,7 +255,7 @@ async function encode(panel, base) {
   if (edit) {
     const id = nextRequestId(); // the id rpc() is about to use: replies are ordered by it
     const [tv, length] = [textVersion(), textLength()];
-    const payload = { name: panel.name, key: panel.name, base, ...edit, size: length };
+    const payload = { name: panel.name, key: panel.name, base, ...edit, size: length, special: state.options.special };
     const patch = await rpc("encode_change", payload);
     if (!patch.stale) {
       metrics.sent.edits++;
@@ -265,7 +265,7 @@ async function encode(panel, base) {
   metrics.sent.texts++;
   const id = nextRequestId();
   const [tv, text] = [textVersion(), getText()];
-  const patch = await rpc("encode_edit", { name: panel.name, key: panel.name, text, base });
+  const patch = await rpc("encode_edit", { name: panel.name, key: panel.name, text, base, special: state.options.special });
   return { id, patch, tv, length: text.length };
 }
 

@@ -11,7 +11,8 @@ export const state = {
   manifest: null, // web/dist/manifest.json: encodings, modules, Pyodide version, the library's names
   panels: [], // {name, info, el, tokensEl, chunksEl, countEl, statsEl, result, spans, starts, shownId, ...}
   ready: false,
-  options: { whitespace: true, ids: false, split: false, diff: false },
+  // special: what special-token text becomes, as `encode --special` (allow, text, raise)
+  options: { whitespace: true, ids: false, split: false, diff: false, special: "allow" },
 };
 
 // Timings the benchmark (bench/browser.py) reads; nothing in the UI depends on them.

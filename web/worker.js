@@ -12,10 +12,10 @@
 // Protocol (main thread -> worker): {id, op, ...}; reply {id, ok: true, ...} or {id, ok: false, error}.
 //   encode {name, text}       -> ids: Int32Array, lens: Int32Array (bytes per token), bytes: Uint8Array
 //                                (all tokens' bytes, concatenated), ms (time in Python)
-//   encode_edit {name, key, text, base} -> start, removed, full, serial, ids, lens, bytes, ms: a
+//   encode_edit {name, key, text, base, special?} -> start, removed, full, serial, ids, lens, bytes, ms: a
 //                                patch of panel `key`'s previous result (bridge.encode_edit)
 //                                (and chars: the text's length in code points)
-//   encode_change {name, key, base, start, removed, inserted} -> the same patch, given only the
+//   encode_change {name, key, base, start, removed, inserted, special?} -> the same patch, given only the
 //                                edit (UTF-16 offsets into the text behind serial `base`), or
 //                                {stale: true} when this worker does not hold that text (the page
 //                                then sends it whole with encode_edit)
@@ -317,6 +317,9 @@ function editReply([start, removed, full, serial, ids, lens, bytes, ms, chars]) 
   };
 }
 
+// What special-token text becomes (bridge.encode_edit): "allow" (its id), "text" or "raise".
+const special = (msg) => msg.special || "allow";
+
 function encodeChange(msg) {
   const kept = texts.get(msg.key);
   let s = msg.start;
@@ -336,7 +339,7 @@ function encodeChange(msg) {
     cpRemoved = e - s - pairsIn(kept.marks, s, e);
   }
   texts.delete(msg.key);
-  const answer = call(api.encode_change, msg.name, msg.key, msg.base, cpStart, cpRemoved, inserted);
+  const answer = call(api.encode_change, msg.name, msg.key, msg.base, cpStart, cpRemoved, inserted, special(msg));
   if (answer == null) return { result: { stale: true } };
   const reply = editReply(answer);
   texts.set(msg.key, { serial: reply.result.serial, length, marks });
@@ -358,7 +361,7 @@ async function handle(msg) {
     }
     case "encode_edit": {
       texts.delete(msg.key);
-      const reply = editReply(call(api.encode_edit, name, msg.key, msg.text, msg.base));
+      const reply = editReply(call(api.encode_edit, name, msg.key, msg.text, msg.base, special(msg)));
       texts.set(msg.key, { serial: reply.result.serial, length: msg.text.length, marks: surrogateMarks(msg.text) });
       return reply;
     }

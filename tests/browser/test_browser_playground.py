@@ -150,6 +150,36 @@ def test_tooltip_of_a_piece_of_a_character_shows_no_replacement_character(page: 
     page.locator("h1").hover()
 
 
+def test_special_tokens_allowed_as_text_or_refused(page: Page):
+    # Issue 15: `encode --special text|allow|raise`, "the page gets the same choice".
+    text = type_text(page, "hello <|endoftext|> world")
+    choice = page.get_by_test_id("opt-special")
+    for name in DEFAULTS:
+        wait_ids(page, name, get_encoding(name).encode(text, allowed_special="all"))
+    choice.select_option("text")
+    for name in DEFAULTS:
+        wait_ids(page, name, get_encoding(name).encode(text, disallowed_special=()))
+    choice.select_option("raise")
+    for name in DEFAULTS:
+        expect(panel(page, name)).to_have_attribute("data-state", "error")
+        expect(panel(page, name).get_by_test_id("panel-error")).to_contain_text(
+            "the text holds the special token '<|endoftext|>' at character 7"
+        )
+    # Typed away, the text encodes again; typed back, it is refused again.
+    box = page.get_by_test_id("input")
+    box.press("End")
+    for _ in range(len(" world") + 1):
+        box.press("Backspace")
+    for name in DEFAULTS:
+        wait_ids(page, name, get_encoding(name).encode(text[: -len(" world") - 1], disallowed_special=()))
+    box.press_sequentially("> again")
+    expect(panel(page, "cl100k_base")).to_have_attribute("data-state", "error")
+    choice.select_option("allow")
+    text = "hello <|endoftext|> again"
+    for name in DEFAULTS:
+        wait_ids(page, name, get_encoding(name).encode(text, allowed_special="all"))
+
+
 def test_panel_stats(page: Page):
     text = type_text(page, "Статистика: 東京 and plain English words.")
     for name in DEFAULTS:

@@ -193,37 +193,38 @@ def _answer(key: str, editor: IncrementalEncoder, text: str | None, t: float, **
     return (patch.start, patch.removed, patch.full, serial, *data, ms, editor.length)
 
 
-def encode_edit(name: str, key: str, text: str, base: int) -> EditAnswer:
+def encode_edit(name: str, key: str, text: str, base: int, special: str = "allow") -> EditAnswer:
     """Encode `text` for panel `key`, re-encoding only what changed since the panel's last text.
 
     `base` is the serial of the result the panel shows (0: none). When it is the serial this
     module holds for `key`, with the same tokenizer, the answer is a patch: (start, removed, full,
     serial, ids, lens, bytes, ms, chars) means ids[start : start + removed] of the panel's result
     become the given ones (packed as by `encode`); chars is the text's length in code points.
-    Otherwise (first text, another tokenizer, a worker restarted since) the text is encoded
-    whole: start 0, full True. Exact: see incremental.py.
+    Otherwise (first text, another tokenizer or `special` choice, a worker restarted since) the
+    text is encoded whole: start 0, full True. Exact: see incremental.py. `special` is what
+    special-token text becomes (incremental.SPECIAL_MODES: allow, text, raise).
     """
     tok = _toks[name]
     t = time.perf_counter()
     serial, editor = _editors.pop(key, (0, None))
-    if editor is None or editor.tok is not tok or serial != base:
-        editor = IncrementalEncoder(tok)
+    if editor is None or editor.tok is not tok or serial != base or editor.special != special:
+        editor = IncrementalEncoder(tok, special=special)
     return _answer(key, editor, text, t)
 
 
 def encode_change(
-    name: str, key: str, base: int, start: int, removed: int, inserted: str
+    name: str, key: str, base: int, start: int, removed: int, inserted: str, special: str = "allow"
 ) -> EditAnswer | None:
     """As encode_edit, but given only the edit: `removed` code points at `start` of the text
     behind serial `base` become `inserted`. None when this module does not hold that text for
-    `key` (another serial, another tokenizer, a restarted worker, a range outside the text): the
+    `key` (another serial, tokenizer or `special` choice, a restarted worker, a range outside the text): the
     page then sends the whole text with encode_edit. So a lost or reordered message costs a
     full send, never a wrong result.
     """
     tok = _toks[name]
     t = time.perf_counter()
     serial, editor = _editors.get(key, (0, None))
-    if editor is None or editor.tok is not tok or serial != base:
+    if editor is None or editor.tok is not tok or serial != base or editor.special != special:
         return None
     if not 0 <= start <= start + removed <= editor.length:
         return None

@@ -34,6 +34,9 @@ all of it but a prefix: in "\\n" + 1000 spaces + "x", the chunk "\\n" was decide
 
 Special tokens cut the text into segments before the split, so the window is only used while
 the text holds none (checked around the edit; the old text was checked when it was encoded).
+`special` is the page's choice, as the CLI's `encode --special`: "allow" (the default) encodes
+special-token text as its id, "text" as ordinary text (`disallowed_special=()`: no segments, the
+window always holds), "raise" as "allow" but refuses a text holding one (ValueError naming it).
 Text with lone surrogates, custom patterns (no bound holds for an arbitrary regex: `a(?=.*z)`
 reads to the end) and "none" (one chunk) are encoded whole.
 
@@ -58,6 +61,7 @@ from .._batch import BATCH_MIN_CHUNKS
 from ..core import CACHE_SIZE, Tokenizer
 from ..patterns import NO_SPLIT, is_named
 
+SPECIAL_MODES = ("allow", "text", "raise")  # what special-token text becomes (cli encode --special)
 LOOKAHEAD = 4  # characters an attempt of a named pattern examines past max(chunk end, space run)
 FIRST_SLICE = 512  # characters split past the edit's end first; each next slice is twice as long
 BLOCK = 2048  # chunks per block of the chunk index: an edit rewrites one or two blocks
@@ -195,11 +199,19 @@ def _merge_new(tok: Tokenizer, chunks: list[str], cache: dict[str, tuple[int, ..
 class IncrementalEncoder:
     """One text's encoding, kept up to date edit by edit: `update(text)` returns a Patch."""
 
-    def __init__(self, tok: Tokenizer) -> None:
+    def __init__(self, tok: Tokenizer, *, special: str = "allow") -> None:
+        if special not in SPECIAL_MODES:
+            raise ValueError(f"special must be one of {', '.join(SPECIAL_MODES)}, got {special!r}")
         self.tok = tok
+        self.special = special
         # A preparation (HF normalizer, prefix space) makes chunks of other text: encode whole.
         self.windowed = bool(tok.preparation is None and tok.pattern != NO_SPLIT and is_named(tok.pattern))
-        self._special = tok.special_regex(tok.special_tokens) if tok.special_tokens else None
+        as_text = special == "text" or not tok.special_tokens
+        self._special = None if as_text else tok.special_regex(tok.special_tokens)
+        self._special_ids = frozenset() if as_text else frozenset(tok.special_tokens.values())
+        self._allowed = (
+            {"allowed_special": set(), "disallowed_special": ()} if as_text else {"allowed_special": "all"}
+        )
         self._special_len = max(map(len, tok.special_tokens), default=0)
         self._text = _Text()
         self.ids = array("i")  # arrays, not lists: 4-8 bytes an entry instead of 36
@@ -266,13 +278,13 @@ class IncrementalEncoder:
         self._valid = False
         self._text = _Text(text)
         if not self.windowed or (self._special is not None and self._special.search(text)):
-            self.ids = array("i", self.tok.encode(text, allowed_special="all"))
+            self.ids = array("i", self.tok.encode(text, **self._allowed))
             return Patch(0, removed, self.ids, text, True)
         chunks = self.tok.split(text)
         try:
             per_chunk = self._chunk_ids(chunks)
         except UnicodeEncodeError:  # lone surrogates: encode() replaces them over the whole text
-            self.ids = array("i", self.tok.encode(text, allowed_special="all"))
+            self.ids = array("i", self.tok.encode(text, **self._allowed))
             return Patch(0, removed, self.ids, text, True)
         self.ids = array("i", chain.from_iterable(per_chunk))
         self._lens, self._counts, self._chars, self._toks = [], [], [], []
@@ -284,11 +296,25 @@ class IncrementalEncoder:
         """Encode `text`, reusing what is unchanged since the previous call."""
         old = self.text
         if not self._valid or not old or not text:
-            return self._whole(text)
+            return self._checked(self._whole(text))
         s = _common_prefix(old, text)
         suffix = _common_suffix(old, text, min(len(old), len(text)) - s)
         self._text = _Text(text)
-        return self._patched(len(old), s, len(old) - suffix, len(text) - suffix)
+        return self._checked(self._patched(len(old), s, len(old) - suffix, len(text) - suffix))
+
+    def _checked(self, patch: Patch) -> Patch:
+        """With special="raise", a ValueError when the text holds a special token (the CLI's
+        message). Only the patch's new ids need a look: the text before it was checked, or its
+        encoding raised and was dropped (the caller starts afresh after an error)."""
+        if self.special == "raise" and self._special_ids and not self._special_ids.isdisjoint(patch.ids):
+            self._valid = False
+            match = self._special.search(self.text)
+            at = f" at character {match.start() + 1}" if match else ""
+            raise ValueError(
+                f"the text holds the special token {match.group() if match else '?'!r}{at}: choose special "
+                "tokens 'allow' to encode it as its id, or 'text' to encode it as ordinary text"
+            )
+        return patch
 
     def edit(self, start: int, removed: int, inserted: str) -> Patch:
         """Replace `removed` characters at `start` with `inserted` and encode the result.
@@ -304,8 +330,8 @@ class IncrementalEncoder:
             raise ValueError(f"edit {start}+{removed} outside a text of {old_len} characters")
         text.replace(start, removed, inserted)
         if not self._valid or not old_len or not len(text):
-            return self._whole(str(text))
-        return self._patched(old_len, start, start + removed, start + len(inserted))
+            return self._checked(self._whole(str(text)))
+        return self._checked(self._patched(old_len, start, start + removed, start + len(inserted)))
 
     def _patched(self, old_len: int, s: int, e_old: int, e_new: int) -> Patch:
         """_patch, with the blocks marked invalid until they describe the new text (an error
