@@ -202,11 +202,16 @@ function whenIdle(delay = IDLE_MS) {
   }, delay);
 }
 
+// The library's own refusals (ValueError, TypeError and its TokenizerFileError) say what is wrong
+// and how to fix it: shown without Python's class name ("tokenizer.validate.TokenizerFileError:
+// x.json:1: invalid JSON" reads "x.json:1: invalid JSON"). Other exceptions keep theirs.
+const LIBRARY_ERROR = /^(?:[\w.]+\.)?(?:TokenizerFileError|ValueError|TypeError): /;
+
 function errorText(e) {
   // A PythonError's message is a whole traceback; the last line says what went wrong.
   const text = String((e && e.message) || e).trim();
   const lines = text.split("\n").filter((l) => l.trim());
-  return lines.length ? lines[lines.length - 1] : text;
+  return (lines.length ? lines[lines.length - 1] : text).replace(LIBRARY_ERROR, "");
 }
 
 function asInt32(u8) {

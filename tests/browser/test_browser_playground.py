@@ -518,6 +518,20 @@ def test_an_empty_file_is_refused_as_empty(page: Page):
     expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
 
 
+def test_the_librarys_refusals_read_without_pythons_class_names(page: Page):
+    # They read "nope: tokenizer.validate.TokenizerFileError: nope.json:1: invalid JSON: ..." and
+    # "ValueError: unknown token id ...": the library's message is the whole message.
+    drop_files(page, [{"name": "nope.json", "text": "{nope"}])
+    msg = page.get_by_test_id("load-message")
+    expect(msg).to_have_text(re.compile(r"^nope: nope\.json:1: invalid JSON: "))
+    page.locator("#decode-box summary").click()
+    page.get_by_test_id("decode-encoding").select_option("cl100k_base")
+    page.get_by_test_id("decode-ids").fill("100256")
+    page.get_by_test_id("decode-run").click()
+    expect(page.get_by_test_id("decode-output")).to_have_text(re.compile(r"^unknown token id 100256: "))
+    page.locator("#decode-box summary").click()
+
+
 def test_load_hugging_face_tokenizer_json(page: Page, trained, tmp_path):
     hf_export = pytest.importorskip("tokenizer.hf_export")
     tok, _ = trained
