@@ -116,7 +116,7 @@ export function jsonDepth(text, limit = MAX_JSON_DEPTH) {
 // token "caf\uFFFD") where the command line refuses the file.
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-async function readUtf8(file) {
+export async function readUtf8(file) {
   const bytes = new Uint8Array(await file.arrayBuffer());
   try {
     return strictUtf8.decode(bytes);

@@ -11,6 +11,7 @@
 import { dataTable, panelChecks, statusLine } from "./analysis-ui.js";
 import { destroyChartsIn, drawChart } from "./charts.js";
 import { el } from "./dom.js";
+import { readUtf8 } from "./io.js";
 
 const BAR_ROW_PX = 18; // per bar in a horizontal bar chart: room for a 12 px label
 const CHART_PAD_PX = 70; // axis title, ticks and legend around the bars
@@ -40,8 +41,18 @@ export function mountStatsView(root, app) {
     "data-testid": "stats-udhr",
   });
   const udhrFile = el("input", { type: "file", accept: ".txt,text/plain", "data-testid": "stats-udhr-file" });
+  // Read as the CLI reads a corpus: UTF-8 or refused. File.text() put U+FFFD for the bytes of a
+  // Latin-1 file, and the parity of its languages was computed on that without a word.
   udhrFile.addEventListener("change", async () => {
-    if (udhrFile.files[0]) udhr.value = await udhrFile.files[0].text();
+    const file = udhrFile.files[0];
+    udhrFile.value = "";
+    if (!file) return;
+    try {
+      udhr.value = await readUtf8(file);
+      status.done(`${file.name}: loaded`);
+    } catch (e) {
+      status.fail(e);
+    }
   });
   const run = el("button", { type: "button", text: "compute stats", "data-testid": "stats-run" });
   const status = statusLine("stats-status");

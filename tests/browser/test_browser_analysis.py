@@ -209,6 +209,31 @@ def test_sweep_view_equals_the_cli(page: Page, tmp_path: Path):
     page.get_by_test_id("sweep-sizes").fill("")
 
 
+def test_a_udhr_file_that_is_not_utf8_is_refused_as_the_cli_refuses_it(page: Page, tmp_path: Path):
+    # The file was read with File.text(): a Latin-1 file's accented letters became U+FFFD and its
+    # parity was computed on that without a word (the CLI refuses the file).
+    latin = tmp_path / "udhr_latin1.txt"
+    latin.write_bytes(
+        "##### UDHR code=eng lang=en name=English\nAll human beings\n"
+        "##### UDHR code=fra lang=fr name=French\nTous les \u00eatres humains\n".encode("latin-1")
+    )
+    with pytest.raises(subprocess.CalledProcessError) as refused:
+        cli("stats", str(latin), "-t", "cl100k_base", "--by-language", files={}, tmp_path=tmp_path)
+    assert "byte offset 107" in refused.value.stderr
+    open_view(page, "stats")
+    page.get_by_test_id("stats-udhr").fill("")
+    page.get_by_test_id("stats-udhr-file").set_input_files(latin)
+    status = page.get_by_test_id("stats-status")
+    expect(status).to_have_text("udhr_latin1.txt: not UTF-8 text (byte offset 107)")
+    expect(status).to_have_class("message error")
+    expect(page.get_by_test_id("stats-udhr")).to_have_value("")
+    good = tmp_path / "udhr_good.txt"
+    good.write_text(udhr_slice(2), encoding="utf-8")
+    page.get_by_test_id("stats-udhr-file").set_input_files(good)
+    expect(page.get_by_test_id("stats-udhr")).to_have_value(udhr_slice(2))
+    page.get_by_test_id("stats-udhr").fill("")
+
+
 def test_sweep_sizes_are_read_as_the_cli_reads_them(page: Page, tmp_path: Path):
     # "512," was read as the sizes 512 and 0 ("strictly increasing: 512 then 0"), "1e3" as 1000.
     open_view(page, "stats")
