@@ -69,7 +69,8 @@ function showTooltip(span) {
     ["rank", isSpecial(t.panel, id) ? "special token" : String(id)],
     ["bytes", hex(b)],
     ["text", tokenText(span, b)],
-    ["position", `token ${t.i + 1} · bytes ${t.start}–${t.end}`],
+    // t.i counts from the window's first token (render.js shows a window of a large result)
+    ["position", `token ${t.i + t.panel.result.offset + 1} · bytes ${t.start}–${t.end}`],
   ];
   tooltip.replaceChildren(...rows.map(([k, v]) => el("div", {}, el("span", { class: "muted", text: k + " " }), v)));
   tooltip.hidden = false;

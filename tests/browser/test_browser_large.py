@@ -84,6 +84,26 @@ def test_a_large_text_shows_a_bounded_window_and_edits_stay_exact(page):
     expect(p.get_by_test_id("pager-range")).to_contain_text("showing tokens 1–")
 
 
+def test_the_tooltip_counts_tokens_from_the_texts_start_not_the_windows(page):
+    # Past the first window the tooltip said "token 4" for the text's token 5,004.
+    text = (CORPORA / "pg_en_medium.txt").read_text(encoding="utf-8")[:100_000]
+    set_text(page, text)
+    want = wait_result(page, "cl100k_base", text)
+    wait_ids(page, "cl100k_base", want)
+    p = panel(page, "cl100k_base")
+    p.get_by_test_id("pager").get_by_role("button", name="later ▶").click()
+    expect(p.get_by_test_id("pager-range")).to_contain_text("showing tokens 5,001–15,000")
+    expect(p.get_by_test_id("tokens")).to_have_attribute("data-rendered", str(len(want)))
+    p.get_by_test_id("token").nth(3).hover()
+    tip = page.locator("#tooltip")
+    expect(tip).to_contain_text(f"id {want[5003]}")
+    expect(tip).to_contain_text("position token 5004 ·")
+    page.mouse.move(0, 0)
+    page.locator("h1").hover()
+    p.get_by_test_id("pager").get_by_role("button", name="◀ earlier").click()
+    expect(p.get_by_test_id("pager-range")).to_contain_text("showing tokens 1–")
+
+
 JUMP_BEFORE = 100  # render.js: tokens a jumping window shows before the edit
 SLICE_MAX = 1_500  # render.js: tokens one slice of a window's DOM builds at most
 
