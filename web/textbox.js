@@ -292,8 +292,11 @@ input.addEventListener("beforeinput", () => {
 });
 
 // A big paste goes straight into the text: never megabytes into the box (seconds of its layout).
+// Its line breaks are normalized as the box normalizes a small paste (a textarea's value holds
+// no CR: CRLF and CR become LF), so the same clipboard gives the same text and tokens at any size.
 input.addEventListener("paste", (ev) => {
-  const pasted = ev.clipboardData && ev.clipboardData.getData("text/plain");
+  const raw = ev.clipboardData && ev.clipboardData.getData("text/plain");
+  const pasted = raw && raw.replace(/\r\n?/g, "\n");
   if (!pasted || boxValue.length + pasted.length <= LIVE_MAX) return;
   ev.preventDefault();
   const a = input.selectionStart;

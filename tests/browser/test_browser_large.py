@@ -104,6 +104,27 @@ def test_the_tooltip_counts_tokens_from_the_texts_start_not_the_windows(page):
     expect(p.get_by_test_id("pager-range")).to_contain_text("showing tokens 1–")
 
 
+def test_a_big_paste_normalizes_line_breaks_as_the_box_does_a_small_one(page):
+    # A textarea's value holds no CR: a small paste of "a\r\nb" is "a\nb", but a paste past
+    # LIVE_MAX (taken by textbox.js, not the box) kept every CR: the same clipboard gave other
+    # tokens at another size, and the box (CR-free) no longer matched the text it edits.
+    crlf = (CORPORA / "pg_en_medium.txt").read_text(encoding="utf-8")[:200_000].replace("\n", "\r\n")
+    page.get_by_test_id("input").focus()
+    page.evaluate(
+        """(t) => {
+            const dt = new DataTransfer();
+            dt.setData('text/plain', t);
+            const box = document.querySelector('#input');
+            box.select();
+            box.dispatchEvent(new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true}));
+        }""",
+        crlf + "\rend",
+    )
+    text = crlf.replace("\r\n", "\n") + "\nend"
+    assert page.evaluate("() => window.__bpe.text.getText()") == text
+    wait_result(page, "cl100k_base", text)
+
+
 JUMP_BEFORE = 100  # render.js: tokens a jumping window shows before the edit
 SLICE_MAX = 1_500  # render.js: tokens one slice of a window's DOM builds at most
 
