@@ -1,14 +1,14 @@
 // How the page writes tokens as text: one module for the playground (app.js and its modules) and
 // the Learn view (learn.js), so a space, a tab or a byte looks the same everywhere.
 //
-// - Whitespace is made visible with one glyph per character: a space as ·, a tab as ⇥, a carriage
-//   return as ␍, a line feed as ↵. (⇥ rather than →, because → and ← already mean "makes" and
-//   "made of" in the Learn winner line and the merge list.)
+// - Whitespace is made visible with one glyph per character: a space as ·, a tab as →, a carriage
+//   return as ␍, a line feed as ↵ (issue 5's glyphs; the merge list's "made of" arrow is ←, and
+//   the Learn view's words never hold a tab, so its "makes" arrow → is never a token there).
 // - A token is a byte range. Its text is decoded with a *fatal* UTF-8 decoder; a token that is not
 //   valid UTF-8 on its own (a piece of an emoji or of a CJK character) is written as its bytes in
 //   hex, <E4 BD>, never as U+FFFD.
 
-const GLYPHS = { " ": "·", "\t": "⇥", "\r": "␍", "\n": "↵" };
+const GLYPHS = { " ": "·", "\t": "→", "\r": "␍", "\n": "↵" };
 const fatal = new TextDecoder("utf-8", { fatal: true });
 const lenient = new TextDecoder("utf-8");
 

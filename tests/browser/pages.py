@@ -79,7 +79,7 @@ def wait_ids(page: Page, encoding: str, want: list[int], timeout: float = 60_000
     assert shown == want[offset : offset + len(shown)], f"{encoding}: tokens on the page differ from CPython"
 
 
-GLYPHS = {" ": "·", "\t": "⇥", "\r": "␍", "\n": "↵"}
+GLYPHS = {" ": "·", "\t": "→", "\r": "␍", "\n": "↵"}
 
 
 def visible(text: str, *, breaks: bool = False) -> str:
