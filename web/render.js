@@ -46,6 +46,10 @@ export function rerenderAll() {
 const VIEW_TOKENS = 10000; // a window's DOM is built in ~0.2 s of idle slices (40,000: ~1.5 s, restarted by typing)
 const JUMP_BEFORE = 100; // tokens shown before an edit the window jumps to (a few lines: the first slice reaches the edit)
 const VIEW_SLACK = 2500; // typing may grow a window by this much before it is cut back to VIEW_TOKENS
+// Tokens in one line block: a longer line (1 MB of CJK or minified code has no newline) goes on in
+// the next block. One block of 30,000 spans took Chromium 100-300 ms to lay out after every slice
+// that grew it; blocks of 1,000 keep each layout small (content-visibility skips the rest).
+const LINE_MAX = 1000;
 
 function viewRange(panel, total, patch, full) {
   if (total <= VIEW_TOKENS) return [0, total];
@@ -116,7 +120,8 @@ function showPager(panel, w0, w1, total) {
     ` showing tokens ${fmt(w0 + 1)}–${fmt(w1)} of ${fmt(total)} (the window follows your edits) `;
 }
 
-// The token view is a list of line blocks (split after tokens that end with a newline), each
+// The token view is a list of line blocks (split after tokens that end with a newline, and after
+// LINE_MAX tokens of a longer line), each
 // `content-visibility: auto`, so the browser lays out and paints only the lines on screen. A new
 // result re-renders only the blocks between the common prefix and the common suffix of the old
 // and new ids: a keystroke in 100 KB of text touches one or two lines, not 25,000 spans.
@@ -147,8 +152,8 @@ export function render(panel, res, length, { full = false } = {}) {
     : "";
   if (!whole || panel.pagerEl) showPager(panel, w0, w1, total);
 
-  // Which old blocks survive: those inside the common prefix, ending on a newline, and those
-  // inside the common suffix whose preceding newline is in the suffix too. An unfinished sliced
+  // Which old blocks survive: closed ones (by a newline, or full) inside the common prefix, and
+  // those inside the common suffix whose preceding block boundary is in the suffix too. An unfinished sliced
   // render (typing while a window is built) keeps its finished lines before the edit and goes on
   // from there, instead of starting the window again at every keystroke.
   const incremental = !full && old && old.offset === w0;
@@ -162,7 +167,7 @@ export function render(panel, res, length, { full = false } = {}) {
     let q = 0;
     while (q < m - p && old.ids[on - 1 - q] === ids[n - 1 - q]) q++;
     tail = oldBlocks.length;
-    while (head < oldBlocks.length && oldBlocks[head].end <= p && oldBlocks[head].hard) head++;
+    while (head < oldBlocks.length && oldBlocks[head].end <= p && oldBlocks[head].closed) head++;
     while (tail > head && oldBlocks[tail - 1].start > on - q) tail--;
     if (!old.complete) {
       // Its blocks stop where it stopped: none of them is a suffix; all after the head go.
@@ -222,15 +227,15 @@ export function render(panel, res, length, { full = false } = {}) {
     while (more()) {
       let block = open;
       if (!block) {
-        block = { el: el("div", { class: "line" }), start: i, end: i, hard: false };
+        block = { el: el("div", { class: "line" }), start: i, end: i, closed: false };
         middle.push(block);
         frag.append(block.el);
       }
       open = block;
       while (more()) {
         i = appendToken(panel, block.el, i, n);
-        if (bytes[starts[i] - 1] === 0x0a) {
-          block.hard = true;
+        if (bytes[starts[i] - 1] === 0x0a || i - block.start >= LINE_MAX) {
+          block.closed = true; // by a newline, or full: a new block starts either way
           open = null;
           break;
         }

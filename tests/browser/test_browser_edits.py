@@ -126,3 +126,35 @@ def test_edits_that_join_or_cut_surrogate_pairs_stay_exact(page, name):
         [name, EDIT_PIECES],
     )
     assert bad == []
+
+
+LINE_MAX = 1000  # render.js: tokens in one line block; a longer line goes on in the next block
+
+
+def line_blocks(page: Page, encoding: str) -> list[int]:
+    """Tokens per line block of a panel (a group of partial-character tokens counts its tokens)."""
+    return (
+        panel(page, encoding)
+        .locator(".line")
+        .evaluate_all("els => els.map(e => e.querySelectorAll('[data-testid=token]').length)")
+    )
+
+
+def test_a_long_line_without_newlines_is_cut_into_blocks_and_edits_stay_exact(page):
+    """1 MB of CJK has no newline: its one line block grew with every slice, and Chromium laid out
+    all of it each time (100-300 ms tasks). Blocks now hold at most LINE_MAX tokens; an edit
+    inside one, or where two meet, re-renders exactly."""
+    cjk = (CORPORA / "udhr_sample.txt").read_text(encoding="utf-8")
+    han = "".join(c for c in cjk if "\u4e00" <= c <= "\u9fff")
+    text = (han * (6000 // max(len(han), 1) + 1))[:6000] + "。 end"  # no newline, ~4,000+ tokens
+    page.evaluate("(t) => window.__bpe.text.setText(t)", text)
+    wait_text(page, text)
+    for enc in ENCODINGS:
+        sizes = line_blocks(page, enc)
+        assert len(sizes) >= 3 and max(sizes) <= LINE_MAX + 8, sizes  # a group may pass it a little
+    first_end = len(get_encoding("cl100k_base").decode(get_encoding("cl100k_base").encode(text)[:LINE_MAX]))
+    for at, typed in [(3000, "x"), (first_end, "東京"), (first_end - 1, " "), (10, "\n")]:
+        page.evaluate("(m) => window.__bpe.text.moveCaret(m)", at)
+        page.keyboard.type(typed)
+        text = text[:at] + typed + text[at:]
+        wait_text(page, text)
