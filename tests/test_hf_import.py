@@ -525,3 +525,23 @@ def test_a_vocabulary_cut_keeps_the_preparation_and_extending_is_refused(trained
     assert cut.encode_ordinary(text) == reference.encode(text, add_special_tokens=False).ids
     with pytest.raises(ValueError, match="cannot be extended exactly: it puts a space before each"):
         extend(ours, text, 10)
+
+
+def test_a_sequence_of_post_processors_as_llama3s_loads(trained, texts):
+    """Llama 3's file has Sequence[ByteLevel, TemplateProcessing]: it was refused as "post_processor
+    'Sequence' is not supported" though each step only adds tokens around the ids."""
+    reference, _ = trained["llama3"]
+    obj = json.loads(reference.to_str())
+    template = processors.TemplateProcessing(
+        single="<|endoftext|> $A",
+        pair="<|endoftext|> $A <|endoftext|> $B:1",
+        special_tokens=[("<|endoftext|>", 0)],
+    )
+    reference.post_processor = processors.Sequence([processors.ByteLevel(trim_offsets=False), template])
+    obj["post_processor"] = json.loads(reference.to_str())["post_processor"]
+    ours = from_hf_json(obj, "llama3.json")
+    text = texts["english"][:3000] + TAIL
+    assert ours.encode(text, allowed_special="all") == reference.encode(text, add_special_tokens=False).ids
+    obj["post_processor"]["processors"].append({"type": "Shout"})
+    with pytest.raises(ValueError, match=r"^bad.json: post_processor 'Shout' is not supported"):
+        from_hf_json(obj, "bad.json")

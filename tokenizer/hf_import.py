@@ -39,7 +39,8 @@ a file is never loaded as something else. What maps exactly, and why:
   the second kind contains or overlaps one of the first is refused, since only there the two
   orders can differ.
 - post-processors that only add tokens around the ids (TemplateProcessing, ByteLevel,
-  RobertaProcessing) are ignored: ids equal HF's `encode(text, add_special_tokens=False)`.
+  RobertaProcessing, BertProcessing, or a `Sequence` of them, as Llama 3's) are ignored: ids
+  equal HF's `encode(text, add_special_tokens=False)`.
 
 Refused: other normalizers (Lowercase, Replace, Prepend, Strip, BertNormalizer, Precompiled,
 ...: they change the text in ways not reproduced here), `Metaspace` and other pre-tokenizers
@@ -91,9 +92,7 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
         raise TokenizerFileError(f"{source}: expected a JSON object at the top level")
     model = _model(obj.get("model"), source)
     normalizers = _normalizers(obj.get("normalizer"), source)
-    post = obj.get("post_processor")
-    if post is not None and (not isinstance(post, dict) or post.get("type") not in IGNORED_POST_PROCESSORS):
-        _refuse(source, "post_processor", _kind(post))
+    _check_post_processor(obj.get("post_processor"), source)
     pattern, prefix_space, pre_splits = _pattern(obj.get("pre_tokenizer"), source)
     special = _added_tokens(obj.get("added_tokens"), source, normalizers)
     try:
@@ -102,6 +101,20 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
         raise TokenizerFileError(f"{source}: pre_tokenizer: {e}") from None
     chunk_lookup = _flag(model, "ignore_merges", False, source, "model")
     return HfTokenizer(_ranks(model, special, source), pattern, special, preparation, chunk_lookup)
+
+
+def _check_post_processor(post: Any, source: str) -> None:
+    """Post-processors that only add tokens around the ids, alone or in a `Sequence` (Llama 3's
+    is ByteLevel then TemplateProcessing), are ignored; any other is refused."""
+    if post is None:
+        return
+    is_sequence = isinstance(post, dict) and post.get("type") == "Sequence"
+    steps = post.get("processors") if is_sequence else [post]
+    if not isinstance(steps, list):
+        _refuse(source, "post_processor", _kind(post))
+    for step in steps:
+        if not isinstance(step, dict) or step.get("type") not in IGNORED_POST_PROCESSORS:
+            _refuse(source, "post_processor", _kind(step))
 
 
 def _refuse(source: str, where: str, what: str, why: str = "") -> None:
