@@ -545,3 +545,25 @@ def test_a_sequence_of_post_processors_as_llama3s_loads(trained, texts):
     obj["post_processor"]["processors"].append({"type": "Shout"})
     with pytest.raises(ValueError, match=r"^bad.json: post_processor 'Shout' is not supported"):
         from_hf_json(obj, "bad.json")
+
+
+def test_truncation_and_padding_that_change_the_ids_are_refused(trained):
+    """A file saved with truncation or fixed padding loaded and gave every id, where HF's encode
+    cuts or pads them; padding to a batch's longest leaves one text alone and loads."""
+    reference, _ = trained["gpt2"]
+    text = "hi world, and more words than five"
+    tok = hf.Tokenizer.from_str(reference.to_str())
+    tok.enable_padding()
+    assert from_hf_json(json.loads(tok.to_str()), "ok.json").encode(text) == tok.encode(text).ids
+    for setting, message in [
+        (lambda: tok.enable_truncation(max_length=5), "truncation (max_length 5) is not supported"),
+        (lambda: tok.enable_padding(length=64), "padding {'Fixed': 64} is not supported"),
+        (lambda: tok.enable_padding(pad_to_multiple_of=8), "padding 'BatchLongest' is not supported"),
+    ]:
+        tok.no_truncation()
+        tok.no_padding()
+        setting()
+        assert len(tok.encode(text).ids) != len(reference.encode(text).ids)
+        with pytest.raises(ValueError, match="^bad.json: ") as info:
+            from_hf_json(json.loads(tok.to_str()), "bad.json")
+        assert message in str(info.value)

@@ -41,6 +41,8 @@ a file is never loaded as something else. What maps exactly, and why:
 - post-processors that only add tokens around the ids (TemplateProcessing, ByteLevel,
   RobertaProcessing, BertProcessing, or a `Sequence` of them, as Llama 3's) are ignored: ids
   equal HF's `encode(text, add_special_tokens=False)`.
+- `truncation` and `padding` (other than BatchLongest's, which leaves one text alone) change
+  what encode gives: refused.
 
 Refused: other normalizers (Lowercase, Replace, Prepend, Strip, BertNormalizer, Precompiled,
 ...: they change the text in ways not reproduced here), `Metaspace` and other pre-tokenizers
@@ -93,6 +95,7 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
     model = _model(obj.get("model"), source)
     normalizers = _normalizers(obj.get("normalizer"), source)
     _check_post_processor(obj.get("post_processor"), source)
+    _check_truncation_and_padding(obj, source)
     pattern, prefix_space, pre_splits = _pattern(obj.get("pre_tokenizer"), source)
     special = _added_tokens(obj.get("added_tokens"), source, normalizers)
     try:
@@ -115,6 +118,32 @@ def _check_post_processor(post: Any, source: str) -> None:
     for step in steps:
         if not isinstance(step, dict) or step.get("type") not in IGNORED_POST_PROCESSORS:
             _refuse(source, "post_processor", _kind(step))
+
+
+def _check_truncation_and_padding(obj: dict[str, Any], source: str) -> None:
+    """HF's encode cuts the ids at `truncation`'s max_length and pads them to a `Fixed` length or a
+    `pad_to_multiple_of`: ids we never give, so such a file is refused. Padding to the longest of
+    a batch leaves a single encode alone."""
+    truncation, padding = obj.get("truncation"), obj.get("padding")
+    if truncation is not None:
+        length = truncation.get("max_length") if isinstance(truncation, dict) else None
+        _refuse(
+            source,
+            "truncation",
+            f"(max_length {length!r})",
+            "HF's encode cuts the ids there; save the file without it (tokenizer.no_truncation())",
+        )
+    if padding is None:
+        return
+    longest = isinstance(padding, dict) and padding.get("strategy") == "BatchLongest"
+    if not longest or padding.get("pad_to_multiple_of") is not None:
+        strategy = padding.get("strategy") if isinstance(padding, dict) else padding
+        _refuse(
+            source,
+            "padding",
+            repr(strategy)[:40],
+            "HF's encode pads the ids with it; save the file without it (tokenizer.no_padding())",
+        )
 
 
 def _refuse(source: str, where: str, what: str, why: str = "") -> None:
