@@ -567,3 +567,33 @@ def test_truncation_and_padding_that_change_the_ids_are_refused(trained):
         with pytest.raises(ValueError, match="^bad.json: ") as info:
             from_hf_json(json.loads(tok.to_str()), "bad.json")
         assert message in str(info.value)
+
+
+def test_a_decoder_other_than_byte_levels_is_refused(trained):
+    """Any decoder loaded (Metaspace, BPEDecoder, Replace...), and our decode gave the tokens' bytes
+    where HF's decode gives other text; a Sequence of ByteLevel alone decodes alike and loads."""
+    reference, _ = trained["gpt2"]
+    obj = json.loads(reference.to_str())
+    ids = reference.encode("Hello world, \u00e9!").ids
+    byte_level_decoder = obj["decoder"]
+    for decoder, loads in [
+        (decoders.Sequence([decoders.ByteLevel()]), True),
+        (decoders.Metaspace(), False),
+        (decoders.BPEDecoder(), False),
+        (decoders.Sequence([decoders.ByteLevel(), decoders.Replace("o", "0")]), False),
+        (
+            decoders.Sequence([decoders.Replace("\u0120", " "), decoders.ByteFallback(), decoders.Fuse()]),
+            False,
+        ),
+    ]:
+        tok = hf.Tokenizer.from_str(reference.to_str())
+        tok.decoder = decoder
+        obj["decoder"] = json.loads(tok.to_str())["decoder"]
+        if loads:
+            assert from_hf_json(obj, "ok.json").decode(ids) == tok.decode(ids) == "Hello world, \u00e9!"
+            continue
+        assert tok.decode(ids) != "Hello world, \u00e9!"
+        with pytest.raises(ValueError, match=r"^bad.json: decoder '.*' is not supported: HF's decode"):
+            from_hf_json(obj, "bad.json")
+    obj["decoder"] = byte_level_decoder
+    assert from_hf_json(obj, "ok.json").decode(ids) == reference.decode(ids)

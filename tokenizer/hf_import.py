@@ -41,6 +41,10 @@ a file is never loaded as something else. What maps exactly, and why:
 - post-processors that only add tokens around the ids (TemplateProcessing, ByteLevel,
   RobertaProcessing, BertProcessing, or a `Sequence` of them, as Llama 3's) are ignored: ids
   equal HF's `encode(text, add_special_tokens=False)`.
+- decoder: `ByteLevel` (alone or the only step of a `Sequence`): decode gives the tokens'
+  bytes, as HF's `decode(ids, skip_special_tokens=False)`. Any other decoder gives other text:
+  refused. A file without one is loaded and decodes as with ByteLevel (HF would join the
+  tokens' alphabet strings with spaces: "HelloĠworld" as "Hello Ġworld", no one's text).
 - `truncation` and `padding` (other than BatchLongest's, which leaves one text alone) change
   what encode gives: refused.
 
@@ -96,6 +100,7 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
     normalizers = _normalizers(obj.get("normalizer"), source)
     _check_post_processor(obj.get("post_processor"), source)
     _check_truncation_and_padding(obj, source)
+    _check_decoder(obj.get("decoder"), source)
     pattern, prefix_space, pre_splits = _pattern(obj.get("pre_tokenizer"), source)
     special = _added_tokens(obj.get("added_tokens"), source, normalizers)
     try:
@@ -143,6 +148,26 @@ def _check_truncation_and_padding(obj: dict[str, Any], source: str) -> None:
             "padding",
             repr(strategy)[:40],
             "HF's encode pads the ids with it; save the file without it (tokenizer.no_padding())",
+        )
+
+
+def _check_decoder(decoder: Any, source: str) -> None:
+    """Our decode is the bytes of the ids, HF's `ByteLevel` decoder's (alone or the one step of a
+    `Sequence`); another decoder (Metaspace, BPEDecoder, Replace, Strip, ...) gives other text,
+    so it is refused. None is loaded (module docstring)."""
+    if decoder is None:
+        return
+    is_sequence = isinstance(decoder, dict) and decoder.get("type") == "Sequence"
+    steps = decoder.get("decoders") if is_sequence else [decoder]
+    if not isinstance(steps, list):
+        _refuse(source, "decoder", _kind(decoder))
+    kinds = [step.get("type") if isinstance(step, dict) else None for step in steps]
+    if kinds != ["ByteLevel"]:
+        _refuse(
+            source,
+            "decoder",
+            ", ".join(_kind(step) for step in steps) or "Sequence []",
+            "HF's decode would give other text than the tokens' bytes (only ByteLevel's are)",
         )
 
 
