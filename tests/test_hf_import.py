@@ -597,3 +597,32 @@ def test_a_decoder_other_than_byte_levels_is_refused(trained):
             from_hf_json(obj, "bad.json")
     obj["decoder"] = byte_level_decoder
     assert from_hf_json(obj, "ok.json").decode(ids) == reference.decode(ids)
+
+
+def test_added_tokens_that_hf_decodes_as_alphabet_bytes_are_refused(trained):
+    """HF's ByteLevel decoder reads an added token made of byte-alphabet characters as those bytes:
+    "naïve" loaded and decoded as "naïve" where HF gives "na\ufffdve"; "Ġthe", also model.vocab's
+    token, is HF's id for " the" too, and ours encoded " the" as two tokens. A single-byte one
+    ("e") was refused as "ranks lack 1 single bytes", naming no added token."""
+    reference, _ = trained["gpt2"]
+    for content, message in [
+        ("na\u00efve", "added_tokens[3] ('na\u00efve') as the bytes b'na\\xefve' is not supported"),
+        ("\u0120the", "as the bytes b' the', and model.vocab's token for those bytes (id"),
+        ("\u00e9", "added_tokens[2] ('\u00e9') as the bytes b'\\xe9', and model.vocab's token"),
+        ("e", "added_tokens[2] ('e') as model.vocab's single byte b'e' (id 70) is not supported"),
+    ]:
+        tok = hf.Tokenizer.from_str(reference.to_str())
+        tok.add_tokens([AddedToken(content)])  # in model.vocab: its id there, listed by id
+        ids = tok.encode(f"the {content}", add_special_tokens=False).ids
+        assert len(content) == 1 or tok.decode(ids) != f"the {content}"
+        with pytest.raises(ValueError, match="^bad.json: ") as info:
+            from_hf_json(json.loads(tok.to_str()), "bad.json")
+        assert message in str(info.value), content
+    for content in ("<|caf\u00e9|> x", "<|im_end|>", "in", "\u65e5\u00e9"):  # HF decodes each as its text
+        tok = hf.Tokenizer.from_str(reference.to_str())
+        tok.add_tokens([AddedToken(content, normalized=False, special=content == "in")])
+        text = f"in the {content}{content}x{content} ing"
+        ids = tok.encode(text, add_special_tokens=False).ids
+        ours = from_hf_json(json.loads(tok.to_str()), "ok.json")
+        assert ours.encode(text, allowed_special="all") == ids
+        assert ours.decode(ids) == tok.decode(ids, skip_special_tokens=False) == text

@@ -34,10 +34,11 @@ a file is never loaded as something else. What maps exactly, and why:
   No pre-tokenizer step at all: the text is one chunk.
 - added tokens become special tokens (special or not): HF matches every added token in
   the text, so ids equal HF's with allowed_special="all"; lstrip/rstrip/single_word, which
-  change what matches, are refused. HF looks for the `normalized: false` ones first and the
-  others between them, we for all at once (leftmost, then longest): a file where a token of
-  the second kind contains or overlaps one of the first is refused, since only there the two
-  orders can differ.
+  change what matches, are refused, and so is one HF's ByteLevel decoder reads as other bytes
+  than its text (every character in the alphabet: "naïve", "Ġthe"). HF looks for the
+  `normalized: false` ones first and the others between them, we for all at once (leftmost,
+  then longest): a file where a token of the second kind contains or overlaps one of the
+  first is refused, since only there the two orders can differ.
 - post-processors that only add tokens around the ids (TemplateProcessing, ByteLevel,
   RobertaProcessing, BertProcessing, or a `Sequence` of them, as Llama 3's) are ignored: ids
   equal HF's `encode(text, add_special_tokens=False)`.
@@ -103,6 +104,7 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
     _check_decoder(obj.get("decoder"), source)
     pattern, prefix_space, pre_splits = _pattern(obj.get("pre_tokenizer"), source)
     special = _added_tokens(obj.get("added_tokens"), source, normalizers)
+    _check_added_token_bytes(special, model["vocab"], source)
     try:
         preparation = Preparation(normalizers, prefix_space, pre_splits) or None
     except ValueError as e:  # a Split's regex that our engine cannot compile
@@ -348,6 +350,36 @@ def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict
         special[token["content"]] = check_id(token.get("id"), f"{where}.id")
     _check_matching_order(list(special), set(first), source)
     return special
+
+
+def _check_added_token_bytes(special: dict[str, int], vocab: dict[str, Any], source: str) -> None:
+    """HF's ByteLevel decoder reads a token whose every character is in GPT-2's byte alphabet as
+    those bytes, added tokens too: "naïve" decodes as "na\ufffdve" there, and "Ġthe" (also
+    model.vocab's token for b" the") is what HF gives for " the" too. We give an added token its
+    text, so one whose alphabet bytes are not its UTF-8 is refused; so is one that is a single
+    byte of model.vocab (ours needs every byte as an ordinary token)."""
+    to_byte = {ch: b for b, ch in bytes_to_unicode().items()}
+    for i, token in enumerate(special):
+        if not all(ch in to_byte for ch in token):
+            continue  # a space, a CJK character...: HF's decoder gives its UTF-8
+        data = bytes(to_byte[ch] for ch in token)
+        where = f"added_tokens[{i}] ({token!r})"
+        if data != token.encode("utf-8"):
+            also = f", and model.vocab's token for those bytes (id {vocab[token]})" if token in vocab else ""
+            _refuse(
+                source,
+                where,
+                f"as the bytes {data!r}{also}",
+                "every character of it is in the byte-level alphabet, so HF decodes it as those "
+                "bytes, not as its text",
+            )
+        if token in vocab and len(data) == 1:
+            _refuse(
+                source,
+                where,
+                f"as model.vocab's single byte {data!r} (id {vocab[token]})",
+                "our byte-level encoder needs every byte as an ordinary token",
+            )
 
 
 def _check_matching_order(tokens: list[str], first: set[str], source: str) -> None:
