@@ -425,6 +425,8 @@ REFUSED = [
             (r"(?m)^\s+|\S+|\s+", "Split regex with the anchor '^'"),
             (r"[\p{L}&&\p{Ll}]+|.", "Split regex with '&&' in a character class"),
             (r"[a-z[0-9]]+|.", "Split regex with '[' in a character class"),
+            # BLOOM's: a nested class with a '(' in it, said "unbalanced parenthesis ... fix the syntax"
+            (r" ?[^(\s|[.,!?…。，、।۔،])]+", "Split regex with '[' in a character class"),
             (
                 patterns.PATTERNS["gpt4"],
                 "Split regex with '{1,3}+' (a repeated interval",

@@ -272,13 +272,15 @@ def _split_pattern(step: Any, source: str) -> str:
     spec = step.get("pattern")
     if isinstance(spec, dict) and isinstance(spec.get("Regex"), str) and spec["Regex"]:
         regex = regex_from_oniguruma(spec["Regex"])
+        # Oniguruma's own constructs first: BLOOM's nested class `[^(\s|[.,!?])]` is valid there
+        # and read as "unbalanced parenthesis" by our engine, which said "fix the syntax".
+        construct = _oniguruma_only(spec["Regex"], anchors=regex not in PATTERNS.values())
+        if construct:
+            _refuse(source, "pre_tokenizer Split regex with", construct, "Oniguruma gives it another meaning")
         try:
             check_hf_split_regex(regex)
         except ValueError as e:
             raise TokenizerFileError(f"{source}: pre_tokenizer Split: {e}") from None
-        construct = _oniguruma_only(spec["Regex"], anchors=regex not in PATTERNS.values())
-        if construct:
-            _refuse(source, "pre_tokenizer Split regex with", construct, "Oniguruma gives it another meaning")
     elif isinstance(spec, dict) and isinstance(spec.get("String"), str) and spec["String"]:
         regex = re.escape(spec["String"])
     else:
