@@ -21,6 +21,9 @@ import { state } from "./state.js";
 const SLICE_MS = 12; // a slice stops after this (time checked every SLICE_CHECK tokens)
 const SLICE_CHECK = 32; // tokens: about 1 ms
 const SLICE_MAX = 1500; // tokens in one slice, whatever the clock says
+// The first slices are smaller: their layout is not counted by the clock, and the first glyphs of
+// a script (font fallback for CJK) made the first 1,500-token layout a 100+ ms task.
+const FIRST_SLICE_MAX = 300;
 const EDIT_REACH = 400; // tokens the first slice builds past its time to show the edit (~10-30 ms)
 
 // Token text as the view options say: whitespace made visible (keeping line breaks) or raw.
@@ -212,11 +215,13 @@ export function render(panel, res, length, { full = false } = {}) {
 
   let i = from;
   let open = null; // a line longer than a slice stays open into the next slice
+  let sliceMax = FIRST_SLICE_MAX; // doubles each slice up to SLICE_MAX
   const step = (mustReach) => {
     if (gen !== panel.renderGen || panel.removed) return;
     const frag = document.createDocumentFragment();
     const first = i;
-    const cap = i + SLICE_MAX;
+    const cap = Math.max(i + sliceMax, mustReach); // the edit is shown in this slice whatever its size
+    sliceMax = Math.min(2 * sliceMax, SLICE_MAX);
     const t0 = performance.now();
     let count = 0;
     const more = () => {
