@@ -118,11 +118,7 @@ def _check_post_processor(post: Any, source: str) -> None:
     is ByteLevel then TemplateProcessing), are ignored; any other is refused."""
     if post is None:
         return
-    is_sequence = isinstance(post, dict) and post.get("type") == "Sequence"
-    steps = post.get("processors") if is_sequence else [post]
-    if not isinstance(steps, list):
-        _refuse(source, "post_processor", _kind(post))
-    for step in steps:
+    for step in _steps(post, "processors", source, "post_processor"):
         if not isinstance(step, dict) or step.get("type") not in IGNORED_POST_PROCESSORS:
             _refuse(source, "post_processor", _kind(step))
 
@@ -159,10 +155,7 @@ def _check_decoder(decoder: Any, source: str) -> None:
     so it is refused. None is loaded (module docstring)."""
     if decoder is None:
         return
-    is_sequence = isinstance(decoder, dict) and decoder.get("type") == "Sequence"
-    steps = decoder.get("decoders") if is_sequence else [decoder]
-    if not isinstance(steps, list):
-        _refuse(source, "decoder", _kind(decoder))
+    steps = _steps(decoder, "decoders", source, "decoder")
     kinds = [step.get("type") if isinstance(step, dict) else None for step in steps]
     if kinds != ["ByteLevel"]:
         _refuse(
@@ -171,6 +164,16 @@ def _check_decoder(decoder: Any, source: str) -> None:
             ", ".join(_kind(step) for step in steps) or "Sequence []",
             "HF's decode would give other text than the tokens' bytes (only ByteLevel's are)",
         )
+
+
+def _steps(step: Any, key: str, source: str, where: str) -> list[Any]:
+    """The steps of a `Sequence` (its list under `key`), or the step itself as the only one."""
+    if not (isinstance(step, dict) and step.get("type") == "Sequence"):
+        return [step]
+    steps = step.get(key)
+    if not isinstance(steps, list):
+        _refuse(source, where, _kind(step))
+    return steps
 
 
 def _refuse(source: str, where: str, what: str, why: str = "") -> None:
@@ -212,10 +215,7 @@ def _normalizers(normalizer: Any, source: str) -> tuple[str, ...]:
     """The Unicode normalizations a normalizer (or a Sequence of them) applies, in order."""
     if normalizer is None:
         return ()
-    is_sequence = isinstance(normalizer, dict) and normalizer.get("type") == "Sequence"
-    steps = normalizer.get("normalizers") if is_sequence else [normalizer]
-    if not isinstance(steps, list):
-        _refuse(source, "normalizer", _kind(normalizer))
+    steps = _steps(normalizer, "normalizers", source, "normalizer")
     check_step_count(len(steps), source, "normalizer")
     forms = tuple(step.get("type") if isinstance(step, dict) else None for step in steps)
     others = [_kind(step) for step, form in zip(steps, forms, strict=True) if form not in NORMALIZATIONS]
@@ -243,8 +243,8 @@ def _pattern(pre: Any, source: str) -> tuple[str, str | None, tuple[str, ...]]:
     (preparation.py; see the module docstring)."""
     if pre is None:
         _refuse(source, "pre_tokenizer", "None", "without ByteLevel the vocabulary is not byte-level")
-    steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
-    if not isinstance(steps, list) or not steps:
+    steps = _steps(pre, "pretokenizers", source, "pre_tokenizer")
+    if not steps:
         _refuse(source, "pre_tokenizer", _kind(pre))
     check_step_count(len(steps) - 1, source, "pre_tokenizer")  # the splits before ByteLevel
     *splits, last = steps
