@@ -180,9 +180,9 @@ def test_stats_view_equals_the_cli(page: Page, tmp_path: Path):
         assert page.get_by_test_id(chart).locator("canvas").bounding_box()["height"] > 50
 
 
-def test_sweep_view_equals_the_cli(page: Page, tmp_path: Path):
-    sizes = "300,1000,5000,20000"
-    want = cli(
+def sweep_cli(sizes: str, tmp_path: Path) -> dict:
+    """`stats input.txt -t cl100k_base --sweep SIZES --json` on TEXT."""
+    return cli(
         "stats",
         "input.txt",
         "-t",
@@ -192,6 +192,11 @@ def test_sweep_view_equals_the_cli(page: Page, tmp_path: Path):
         files={"input.txt": TEXT},
         tmp_path=tmp_path,
     )
+
+
+def test_sweep_view_equals_the_cli(page: Page, tmp_path: Path):
+    sizes = "300,1000,5000,20000"
+    want = sweep_cli(sizes, tmp_path)
     open_view(page, "stats")
     checks = page.get_by_test_id("stats-tokenizers")
     checks.get_by_label("o200k_base").uncheck()
@@ -240,16 +245,7 @@ def test_sweep_sizes_are_read_as_the_cli_reads_them(page: Page, tmp_path: Path):
     status = page.get_by_test_id("sweep-status")
     for sizes, item in [("512,", ""), ("512,,1024", ""), ("1e3", "1e3"), ("0x100", "0x100"), ("1.5", "1.5")]:
         with pytest.raises(subprocess.CalledProcessError) as refused:
-            cli(
-                "stats",
-                "input.txt",
-                "-t",
-                "cl100k_base",
-                "--sweep",
-                sizes,
-                files={"input.txt": TEXT},
-                tmp_path=tmp_path,
-            )
+            sweep_cli(sizes, tmp_path)
         assert f"{item!r} is not an integer" in refused.value.stderr
         page.get_by_test_id("sweep-sizes").fill(sizes)
         page.get_by_test_id("sweep-run").click()
