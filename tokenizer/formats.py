@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import contextlib
 import json
 import os
@@ -38,7 +39,6 @@ FORMAT_NAME = "bpe-playground"  # our .json's "format"
 FORMAT_VERSION = 1
 MINBPE_MAGIC = "minbpe v1"  # line 1 of every .model file minbpe writes
 _RANK_DIGITS = len(str(MAX_ID))  # a longer rank is out of range before int() parses it
-UTF8_BOM = b"\xef\xbb\xbf"  # what some editors put first in a text file; tiktoken reads a .tiktoken past it
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -144,7 +144,7 @@ def parse_tiktoken(text: str, source: str = "<string>") -> dict[bytes, int]:
     A leading byte-order mark (an editor's) is skipped, as tiktoken's loader does (its base64
     decoding drops the mark's bytes)."""
     check_size(len(text), source)
-    text = text.removeprefix(UTF8_BOM.decode("utf-8"))
+    text = text.removeprefix("\ufeff")  # the byte-order mark, decoded
     ranks: dict[bytes, int] = {}
     seen_ranks: set[int] = set()
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -215,7 +215,7 @@ def read_bytes(path: str | os.PathLike) -> bytes:
 def read_tiktoken(path: str | os.PathLike) -> dict[bytes, int]:
     path = Path(path)
     try:
-        text = read_bytes(path).removeprefix(UTF8_BOM).decode("ascii")
+        text = read_bytes(path).removeprefix(codecs.BOM_UTF8).decode("ascii")
     except UnicodeDecodeError as e:
         raise TokenizerFileError(
             f"{path}: not a .tiktoken file (non-ASCII byte at offset {e.start})"
