@@ -273,7 +273,18 @@ class JobManager:
 
     def _start(self, job: Job) -> None:
         out_dir = job.dir / "out"
-        out_dir.mkdir()
+        try:
+            out_dir.mkdir()
+        except OSError as e:  # its folder (with the uploads) removed by hand while it waited: was
+            # an exception out of whichever request or monitor thread started it, a 500, and the
+            # job left "queued" for ever, out of the queue, holding its name
+            self._finish(
+                job,
+                "failed",
+                f"could not start: the job's folder in {JOBS_DIRNAME} is gone ({e.strerror}); "
+                "it holds the uploaded corpus, so send the job again",
+            )
+            return
         spec = {
             **job.params,
             "corpus": job.corpus,

@@ -7,6 +7,7 @@ all the bookkeeping needs. Training through the server is tested in test_api_job
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,15 @@ def test_the_app_removes_stale_folders_too(server_dirs):
     (stale / "out").mkdir(parents=True)
     create_app({"WEB_DIR": web, "DATA_DIR": data})
     assert not stale.exists()
+
+
+def test_a_queued_job_whose_folder_was_removed_fails_when_its_turn_comes(manager):
+    """Its temp folder (the uploads) deleted by hand while it waited: starting it raised out of
+    the request that freed the slot (a 500 on another job's cancel) and left it "queued" for
+    ever, out of the queue, with its name reserved."""
+    gone, other = submit(manager, "gone"), submit(manager, "other")
+    shutil.rmtree(gone.dir)
+    manager.max_running = 1
+    manager.cancel(other)  # frees nothing, but starts the queue: `gone` is first
+    assert gone.state == "failed" and "folder" in gone.error and "send the job again" in gone.error
+    assert manager.queue == [] and "gone" not in manager.reserved_names()
