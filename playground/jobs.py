@@ -27,7 +27,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -131,6 +131,7 @@ class JobManager:
         self.changed = threading.Condition(self.lock)
         self.jobs: dict[str, Job] = {}
         self.queue: list[Job] = []
+        self.arriving = 0  # submissions whose body is still being read (reserve)
         self._ctx = multiprocessing.get_context("spawn")
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self._remove_stale_job_dirs()
@@ -152,12 +153,33 @@ class JobManager:
     # -- queries
 
     def check_capacity(self) -> None:
+        """QueueFull unless one more job fits: MAX_QUEUED_JOBS waiting plus the free running
+        slots, the submissions still being sent (`reserve`) counted as waiting."""
         with self.lock:
-            if len(self.queue) >= self.max_queued:
-                raise QueueFull(
-                    f"too many training jobs waiting ({len(self.queue)} queued); "
-                    "wait for one to finish or cancel one"
-                )
+            self._check_room(self.arriving)
+
+    @contextlib.contextmanager
+    def reserve(self) -> Iterator[None]:
+        """Hold a place for a submission while its body arrives (check_capacity first): 20
+        concurrent uploads all passed the check on an empty queue, were each read to the end
+        (up to MAX_UPLOAD_BYTES on disk apiece) and only then did 15 of them get the 429."""
+        with self.lock:
+            self.check_capacity()
+            self.arriving += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.arriving -= 1
+
+    def _check_room(self, arriving: int) -> None:
+        running = sum(1 for j in self.jobs.values() if j.state == "running")
+        if len(self.queue) + arriving >= self.max_queued + max(0, self.max_running - running):
+            being_sent = f", {arriving} more being sent" if arriving else ""
+            raise QueueFull(
+                f"too many training jobs waiting ({len(self.queue)} queued{being_sent}); "
+                "wait for one to finish or cancel one"
+            )
 
     def get(self, job_id: str) -> Job:
         job = self.jobs.get(job_id)
@@ -197,7 +219,7 @@ class JobManager:
         """Queue a job whose corpus already sits in `job_dir` (from new_job_dir); start it if a
         slot is free. `name=None` asks `auto_name(taken names)` for one."""
         with self.lock:
-            self.check_capacity()
+            self._check_room(0)  # its own reservation, if any, is this job
             taken = self.reserved_names()
             if name is None:
                 name = auto_name(taken)

@@ -92,7 +92,12 @@ def train_submit() -> tuple[Response, int]:
             "application/x-www-form-urlencoded (e.g. curl -F vocab_size=4096 -F corpus=@file.txt)",
         )
     jobs = job_manager()
-    jobs.check_capacity()  # before reading a possibly huge body
+    with jobs.reserve():  # a place in the queue (or 429) before reading a possibly huge body
+        return _submit_in(jobs)
+
+
+def _submit_in(jobs: JobManager) -> tuple[Response, int]:
+    """The body read into a new job folder and checked, the job queued; a refusal removes the folder."""
     try:
         job_dir = jobs.new_job_dir()
     except OSError as e:

@@ -6,6 +6,7 @@ queue no job. Training itself (worker processes, SSE, cancel) is in test_api_job
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 
@@ -248,3 +249,25 @@ def test_utf8_check_matches_bytes_decode(tmp_path_factory, data, block):
     else:
         with pytest.raises(ApiError, match=f"offset {expected} "):
             forms.check_utf8(path, "f.txt", block_size=block)
+
+
+def test_uploads_past_the_queues_room_are_refused_before_they_are_read(app, client, server_dirs, monkeypatch):
+    """MAX_QUEUED_JOBS (4) plus the one running slot: with five submissions still being sent,
+    a sixth is 429 at once, before its body is read into a job folder, not after."""
+    _, data = server_dirs
+    jobs = app.extensions["bpe_jobs"]
+
+    def refuse(form):  # while its body is read, a submission holds a place
+        raise ApiError(400, f"arriving: {jobs.arriving}")
+
+    with monkeypatch.context() as m:
+        m.setattr(forms, "check_fields", refuse)
+        assert post_train(client, vocab_size="300", text="x y").get_json()["error"] == "arriving: 1"
+    with contextlib.ExitStack() as in_flight:
+        for _ in range(5):
+            in_flight.enter_context(jobs.reserve())
+        resp = post_train(client, vocab_size="300", corpus=corpus_file(GOOD))
+        assert resp.status_code == 429, resp.get_json()
+        assert "(0 queued, 5 more being sent)" in resp.get_json()["error"]
+        assert list((data / ".jobs").iterdir()) == [] and leftovers(data) == []
+    assert jobs.arriving == 0

@@ -113,3 +113,18 @@ def test_a_queued_job_whose_folder_was_removed_fails_when_its_turn_comes(manager
     manager.cancel(other)  # frees nothing, but starts the queue: `gone` is first
     assert gone.state == "failed" and "folder" in gone.error and "send the job again" in gone.error
     assert manager.queue == [] and "gone" not in manager.reserved_names()
+
+
+def test_submissions_being_sent_hold_their_place_in_the_queue(manager):
+    """Each reservation counts as a waiting job until its submit (or its refusal) ends it: a
+    third concurrent upload was read whole before the queue said it was full."""
+    with manager.reserve(), manager.reserve():
+        with pytest.raises(QueueFull, match=r"\(0 queued, 2 more being sent\)"), manager.reserve():
+            pass
+        submit(manager, "one")  # its own reservation does not refuse it
+    assert manager.arriving == 0
+    with manager.reserve():
+        submit(manager, "two")
+    with pytest.raises(QueueFull, match=r"\(2 queued\)"), manager.reserve():
+        pass
+    assert manager.arriving == 0
