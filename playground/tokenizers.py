@@ -8,7 +8,8 @@ corpus's tokens before and after (metadata["extension"] without the per-merge li
 the .json download has).
 
 Anything else under a tokenizer's name (a .json without its .tiktoken or the reverse, after a
-crash or a half copy; a file cut short or damaged, with the loader's message; a symlink) is
+crash or a half copy; a file cut short or damaged, with the loader's message; a symlink; a
+pair named like a reference encoding, whose name means the encoding everywhere else) is
 listed under "broken" with the reason, and DELETE removes it: the name is free again. Broken entries are listed rather
 than cleaned at start-up because they may be the user's own files, half copied in by hand.
 The folder is read under the job manager's lock, so a job installing its pair (two renames)
@@ -77,7 +78,7 @@ def tokenizers_list() -> Response:
     trained, broken = [], []
     with job_manager().lock:
         for name in _stored_names():
-            entry = _trained_entry(name)
+            entry = None if name in list_encodings() else _trained_entry(name)
             if entry is not None:
                 trained.append(entry)
             else:
@@ -112,11 +113,12 @@ def tokenizer_get(filename: str) -> Response:
 @bp.delete("/tokenizers/<path:filename>")
 def tokenizer_delete(filename: str) -> Response:
     name = _safe_name_or_404(filename)
-    if name in list_encodings():
-        raise ApiError(400, f"{name!r} is a reference encoding; only trained tokenizers can be deleted")
     data = _data_dir()
     with job_manager().lock:  # no job installs a tokenizer of this name meanwhile
-        if name not in _stored_names():
+        stored = name in _stored_names()
+        if name in list_encodings() and not stored:
+            raise ApiError(400, f"{name!r} is a reference encoding; only trained tokenizers can be deleted")
+        if not stored:
             raise ApiError(404, f"no trained tokenizer named {name!r}")
         paths = [data / f"{name}{suffix}" for suffix in (".json", ".tiktoken")]
         for path in paths:
@@ -226,6 +228,12 @@ def _broken_reason(name: str) -> str:
     data = _data_dir()
     json_path, tt_path = data / f"{name}.json", data / f"{name}.tiktoken"
     fix = f"delete it (DELETE /api/tokenizers/{name}) or put the missing file back"
+    if name in list_encodings():  # put there by hand, or trained before the encoding shipped
+        return (
+            f"{name!r} is the name of a reference encoding, which is what the page and the API mean "
+            f"by it; rename the two files by hand (e.g. {name}-trained.json and .tiktoken) to use "
+            f"them, or delete them (DELETE /api/tokenizers/{name}: the reference stays)"
+        )
     for path in (json_path, tt_path):
         if path.is_symlink():
             return f"{path.name} is a symbolic link; the server serves only files it wrote. Delete it"

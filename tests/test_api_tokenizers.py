@@ -111,6 +111,24 @@ def test_reference_encodings_cannot_be_deleted(client):
     assert client.delete("/api/jobs/0123456789abcdef").status_code == 404
 
 
+def test_a_stored_pair_named_like_a_reference_encoding_is_broken_and_deletable(client, server_dirs):
+    """data/gpt2.json + .tiktoken (copied in by hand, or trained before an encoding of that name
+    shipped) was listed as trained with download links that answer 404 ("a reference encoding"),
+    and DELETE refused it: the files could be neither used nor removed through the API."""
+    _, data = server_dirs
+    save_tokenizer(data, "gpt2")
+    listing = client.get("/api/tokenizers").get_json()
+    assert [t["name"] for t in listing["trained"]] == []
+    assert [b["name"] for b in listing["broken"]] == ["gpt2"]
+    assert "name of a reference encoding" in listing["broken"][0]["reason"]
+    assert client.get("/api/tokenizers/gpt2").get_json()["kind"] == "reference"
+    resp = client.delete("/api/tokenizers/gpt2")
+    assert resp.status_code == 200 and resp.get_json() == {"deleted": "gpt2"}
+    assert not list(data.glob("gpt2.*"))
+    assert client.get("/api/tokenizers").get_json()["broken"] == []
+    assert client.delete("/api/tokenizers/gpt2").status_code == 400  # the reference itself: never
+
+
 def test_half_written_tokenizer_is_listed_as_broken(client, server_dirs):
     _, data = server_dirs
     save_tokenizer(data, "whole")
