@@ -14,6 +14,7 @@ import pytest
 
 from playground import create_app
 from playground.jobs import AlreadyFinished, JobManager, JobNotFound, NameTaken, QueueFull
+from tests.server_helpers import save_tokenizer
 
 
 @pytest.fixture
@@ -128,3 +129,24 @@ def test_submissions_being_sent_hold_their_place_in_the_queue(manager):
     with pytest.raises(QueueFull, match=r"\(2 queued\)"), manager.reserve():
         pass
     assert manager.arriving == 0
+
+
+def test_a_finished_jobs_files_are_synced_into_the_data_folder(manager, monkeypatch):
+    """The renames into DATA_DIR are flushed (an fsync of the folder) before the job says done
+    and its temp folder goes: unsynced, a power cut could undo them but not the removal."""
+    job = submit(manager, "synced")
+    out = job.dir / "out"
+    out.mkdir()
+    save_tokenizer(out, "synced")
+    synced = []
+    real_fsync = os.fsync
+    folder = os.open(manager.data_dir, os.O_RDONLY)
+    monkeypatch.setattr(
+        os, "fsync", lambda fd: (synced.append(os.path.sameopenfile(fd, folder)), real_fsync(fd))
+    )
+    with manager.lock:
+        manager.queue.remove(job)
+        manager._install(job, {})
+    assert job.state == "done" and (manager.data_dir / "synced.json").is_file()
+    os.close(folder)
+    assert True in synced
