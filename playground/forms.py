@@ -38,6 +38,9 @@ MAX_SUFFIX_CHARS = 20  # characters of that suffix: .tiktoken is 9
 # bytes of UTF-8: a file name is at most 255 (NAME_MAX), less the longest suffix, .tiktoken
 MAX_STEM_BYTES = 200
 
+# An integer as a form sends it; str.isdigit() also took '+-5' and '²' (which int() refuses)
+# for integers, and said "out of range".
+DECIMAL = re.compile(r"[+-]?[0-9]+")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # a tokenizer name, safe as a file name
 WINDOWS_RESERVED = {
     "con",
@@ -58,7 +61,7 @@ def form_int(form: MultiDict, field: str, *, default: int | None, lo: int, hi: i
     try:
         value = int(raw)
     except ValueError:
-        if raw.lstrip("+-").isdigit():  # past int()'s 4,300 digits: an integer, just far too big
+        if DECIMAL.fullmatch(raw):  # past int()'s 4,300 digits: an integer, just far too big
             value = -1 if raw.startswith("-") else hi + 1
         else:
             raise ApiError(400, f"{field} must be an integer, got {raw[:40]!r}") from None

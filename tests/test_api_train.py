@@ -30,6 +30,8 @@ from tests.server_helpers import GOOD, corpus_file, leftovers, post_train, raw_r
         ({"vocab_size": "-5"}, 400, "out of range"),
         ({"vocab_size": str(DEFAULTS["MAX_VOCAB"] + 1)}, 400, "out of range"),
         ({"vocab_size": "1e3"}, 400, "must be an integer"),
+        ({"vocab_size": "+-300"}, 400, "must be an integer, got '+-300'"),  # was "out of range"
+        ({"vocab_size": "3\u00b2"}, 400, "must be an integer"),  # '3²': isdigit() but not int()
         # past int()'s 4,300 digits: it said "must be an integer"; the value is cut in the message
         (
             {"vocab_size": "9" * 5000},
