@@ -111,7 +111,9 @@ def parse_special_tokens(raw: str, limit: int) -> list[str]:
     The count is checked before any loop over the tokens, and a JSON list must be flat before
     json.loads sees it (100,000 nested '[' would exhaust its recursion).
     """
-    raw = raw.strip()
+    # A leading byte-order mark (curl -F special_tokens=<tokens.json saved by Notepad) hid the
+    # JSON: '\ufeff["<a>", "<b>"]' became the tokens '\ufeff["<a>"' and '"<b>"]' without a word.
+    raw = raw.strip().removeprefix(codecs.BOM_UTF8.decode()).strip()
     if not raw:
         return []
     if raw.startswith("{"):  # a .json's {"<|x|>": id} pasted: split at commas, it made '{"<|x|>": 5' a token

@@ -216,6 +216,9 @@ def test_special_tokens_parsing():
         with pytest.raises(ApiError, match=r'is a JSON object; send a list of the strings, like \["<\|a\|>"'):
             parse(mapping, 10)
     assert parse("<|a|>,{x}", 10) == ["<|a|>", "{x}"]  # a brace inside a token is still a token
+    # a file's byte-order mark (a list saved by Notepad): was part of the first token, JSON unseen
+    assert parse('\ufeff["<a>", "<b>"]\r\n', 10) == ["<a>", "<b>"]
+    assert parse("\ufeff<a>,<b>", 10) == ["<a>", "<b>"]
 
 
 def test_auto_names_are_safe_and_unique():
