@@ -44,9 +44,10 @@ def error_response(status: int, message: str) -> Response:
 API_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")  # what the catch-all below answers
 
 
+@bp.route("/api", defaults={"rest": ""}, methods=list(API_METHODS))  # was the page's HTML 404/405
 @bp.route("/api/<path:rest>", methods=list(API_METHODS))
 def api_not_found(rest: str) -> Response:
-    """Below /api/ an unknown path is a JSON 404, never the page's HTML; a known path asked
+    """At /api and below an unknown path is a JSON 404, never the page's HTML; a known path asked
     with another method is a 405 naming the methods it takes (this route caught those too,
     and said "no such API endpoint" of GET /api/train)."""
     allowed = _methods_of(request.path)
@@ -56,7 +57,9 @@ def api_not_found(rest: str) -> Response:
         )
         response.headers["Allow"] = ", ".join(allowed)
         return response
-    raise ApiError(404, f"no such API endpoint: /api/{rest[:100]}")
+    raise ApiError(
+        404, f"no such API endpoint: {request.path[:100]} (GET /api/health lists what the server offers)"
+    )
 
 
 def _methods_of(path: str) -> list[str]:
@@ -89,7 +92,7 @@ def _http_error(e: HTTPException) -> Response:
             f"upload too large: the limit is {human_size(limit)} per request "
             f"({human_size(text_limit)} for the text field; send bigger text as a file)",
         )
-    if request.path.startswith("/api/"):
+    if request.path == "/api" or request.path.startswith("/api/"):
         if isinstance(e, InternalServerError):  # a bug: Flask has logged its traceback
             return error_response(500, INTERNAL_ERROR)
         return error_response(e.code or 500, e.description or e.name)

@@ -40,7 +40,10 @@ def test_static_page_and_mime_types(client):
 def test_unknown_api_path_is_json_404(client):
     resp = client.get("/api/nope")
     assert resp.status_code == 404
-    assert "no such API endpoint" in resp.get_json()["error"]
+    assert "no such API endpoint: /api/nope" in resp.get_json()["error"]
+    for method in ("GET", "POST", "DELETE"):  # /api itself was the page's HTML 404 (GET) or 405
+        resp = client.open("/api", method=method)
+        assert resp.status_code == 404 and "no such API endpoint: /api " in resp.get_json()["error"]
 
 
 @pytest.mark.parametrize(
