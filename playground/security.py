@@ -72,19 +72,28 @@ def check_host_and_origin() -> Response | None:
     origin = request.headers.get("Origin")
     referer = request.headers.get("Referer")
     if fetch_site is not None and fetch_site not in ("same-origin", "none"):
-        return error_response(403, f"cross-site request refused (Sec-Fetch-Site: {fetch_site[:40]})")
+        return _refused(f"cross-site request refused (Sec-Fetch-Site: {fetch_site[:40]})", host)
     if origin is not None:
         if origin == "null":
             # Sandboxed frames and file:// pages say null; a same-origin fetch under a strict
             # referrer policy does too, and then the browser vouches for it in Sec-Fetch-Site.
             if fetch_site != "same-origin":
-                return error_response(403, "request from an opaque origin (Origin: null) refused")
+                return _refused("request from an opaque origin (Origin: null) refused", host)
         elif not _same_origin(origin, host):
-            return error_response(403, f"request from another origin ({origin[:100]}) refused")
+            return _refused(f"request from another origin ({origin[:100]}) refused", host)
     elif referer is not None:
         if not _same_origin(referer, host):
-            return error_response(403, "request referred by another origin refused")
+            return _refused("request referred by another origin refused", host)
     return None
+
+
+def _refused(reason: str, host: str) -> Response:
+    """403 with the way to do it: the messages said only what was refused."""
+    return error_response(
+        403,
+        f"{reason}: only the page this server serves may change its state; train and delete from "
+        f"http://{host.strip()}/ (scripts and curl, which send no Origin, are let through)",
+    )
 
 
 def add_security_headers(response: Response) -> Response:

@@ -161,6 +161,7 @@ def test_foreign_origin_refused_for_state_changes(client, server_dirs, headers, 
     )
     assert resp.status_code == 403
     assert fragment in resp.get_json()["error"]
+    assert "train and delete from http://localhost/ (scripts and curl" in resp.get_json()["error"]  # the fix
     resp = client.delete("/api/tokenizers/keep", headers=headers)
     assert resp.status_code == 403
     assert (data / "keep.json").exists() and (data / "keep.tiktoken").exists()
