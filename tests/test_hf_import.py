@@ -443,11 +443,214 @@ def test_what_cannot_be_represented_is_refused_by_name(make, message):
     assert message in str(info.value)
 
 
-def test_added_token_options_that_change_matching_are_refused():
-    obj = hf_json(byte_level(True))
-    obj["added_tokens"] = [{"id": 5, "content": "<m>", "lstrip": True, "special": True}]
-    with pytest.raises(ValueError, match=r"added_tokens\[0\] \('<m>'\) option lstrip=true"):
-        from_hf_json(obj, "bad.json")
+# ----- added tokens with lstrip / rstrip / single_word (tokenizer/added_tokens.py) -----------------
+
+# Each shape's tokens: RoBERTa's lstrip <mask>, an rstrip one, a single_word one, one with all three,
+# one that starts with whitespace (it may start inside a run an rstrip token took in), a newline,
+# and a normalized=false token ending in a word character (HF's first pass: the second pass sees
+# the text after it alone). Under a normalizer the tokens with options are normalized=false (the
+# others are refused; see test_added_token_options_hf_sees_in_normalized_text_are_refused).
+OPTION_SHAPES = ["gpt2", "roberta", "prefix-chunks", "llama3", "starcoder"]
+
+
+def with_option_tokens(reference: hf.Tokenizer, shape: str) -> hf.Tokenizer:
+    tok = hf.Tokenizer.from_str(reference.to_str())
+    plain = shape not in NORMALIZERS  # normalized=true allowed for tokens with options
+    tok.add_special_tokens(
+        [
+            AddedToken("<mask>", lstrip=True, normalized=False, special=True),
+            AddedToken("<sep>", rstrip=True, normalized=plain, special=True),
+            AddedToken("[x]", lstrip=True, rstrip=True, single_word=True, normalized=False, special=True),
+        ]
+    )
+    tok.add_tokens(
+        [
+            AddedToken("<w>", single_word=True, normalized=plain),
+            AddedToken(" ab", normalized=False),
+            AddedToken("\n", normalized=False),
+            AddedToken("<tag>z", normalized=False),
+        ]
+    )
+    return tok
+
+
+@pytest.fixture(scope="module")
+def with_options(trained) -> dict[str, tuple[hf.Tokenizer, object]]:
+    out = {}
+    for shape in OPTION_SHAPES:
+        reference = with_option_tokens(trained[shape][0], shape)
+        out[shape] = reference, from_hf_json(json.loads(reference.to_str()), f"{shape}.json")
+    return out
+
+
+OPTION_EDGES = [
+    # lstrip: White_Space before it (Rust's char::is_whitespace: \x85, \xa0, \u3000, not \x1c, \u200b)
+    "a <mask>",
+    "a\t\n\r\x0b\x0c <mask>",
+    "a\u00a0<mask>",
+    "a\u3000\u2028\u1680<mask>",
+    "a\x1c<mask>",
+    "a\x85<mask>",
+    "a\u200b<mask>",
+    " <mask>",
+    "<mask><mask>  <mask>",
+    # rstrip: White_Space after it; a token starting with whitespace inside that run
+    "<sep> b",
+    "<sep>\x1c b",
+    "<sep>\x85\u00a0b",
+    "<sep> \n x",
+    "<sep>\n\nx",
+    "<sep>   ab c",
+    "<sep>  <mask>",
+    "<sep> \u3000",
+    # single_word: Rust's Unicode \w beside it (letters, digits, _, marks, joiners, Alphabetic)
+    "x<w>",
+    "_<w>",
+    "1<w>",
+    "\u0301<w>",
+    "\u200d<w>",
+    "\u00aa<w>",
+    "\u2163<w>",
+    "-<w>",
+    "\u2460<w>",
+    "<w>a",
+    "<w>,",
+    "x <w> y",
+    "<w>",
+    "<w><w>",
+    "[x]",
+    "a [x] b",
+    "a[x] b",
+    "  [x]  \t",
+    # first pass (normalized=false) then the text between: <w> after "<tag>z" is alone there
+    "<tag>z<w>",
+    "<tag>z <mask>",
+    "<w><tag>z",
+    "hello world<w>",
+    "<|endoftext|> <mask> <pad>",
+    "",
+    " ",
+    "hello <mask> world, <sep> and  <w> again\n",
+]
+
+
+@pytest.mark.parametrize("shape", OPTION_SHAPES)
+def test_added_token_options_give_hf_ids(shape, with_options, texts):
+    """lstrip, rstrip and single_word were refused, and with them roberta-base's own file."""
+    reference, ours = with_options[shape]
+    corpus = texts["english"][:3000].replace(" the ", " <mask> ").replace(" and ", "<sep> and ")
+    for text in [*OPTION_EDGES, corpus, corpus.replace(" a ", " <w> ")]:
+        want = reference.encode(text, add_special_tokens=False).ids
+        assert ours.encode(text, allowed_special="all") == want, (shape, text[:60])
+        assert ours.decode(want) == reference.decode(want, skip_special_tokens=False), (shape, text[:60])
+
+
+_OPTION_PIECES = [
+    *("<mask>", "<sep>", "[x]", "<w>", " ab", "\n", "<tag>z", "<pad>", "hello world"),
+    *(" ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u3000", "\x1c", "\x85", "\u2028", "\u200b"),
+    *("a", "b", "x", "z", "ab", "é", "\u0301", "\u00aa", "\u200d", "\u2163", "日本"),
+    *("1", "42", "\u2460", "_", "-", ".", ",", "<", ">", "[", "]"),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from(_OPTION_PIECES), max_size=30),
+    shape=st.sampled_from(OPTION_SHAPES),
+)
+def test_random_text_with_option_tokens_gives_hf_ids(with_options, pieces, shape):
+    reference, ours = with_options[shape]
+    text = "".join(pieces)
+    want = reference.encode(text, add_special_tokens=False).ids
+    assert ours.encode(text, allowed_special="all") == want
+    assert ours.decode(want) == reference.decode(want, skip_special_tokens=False)
+
+
+def test_added_token_options_survive_save_and_export(with_options, tmp_path):
+    """Our .json keeps them (preparation.added), and tokenizer.json gets them back for HF."""
+    text = "".join(OPTION_EDGES)
+    for shape in ("gpt2", "roberta"):
+        reference, ours = with_options[shape]
+        want = reference.encode(text, add_special_tokens=False).ids
+        ours.save(tmp_path / shape)
+        back = load_any(str(tmp_path / shape))
+        assert back.preparation == ours.preparation
+        assert back.encode(text, allowed_special="all") == want
+        exported = hf.Tokenizer.from_str(json.dumps(to_hf_json(ours)))
+        assert exported.encode(text, add_special_tokens=False).ids == want
+    meta = json.loads((tmp_path / "gpt2.json").read_text())
+    meta["preparation"]["added"]["lstrip"].append("<nope>")
+    (tmp_path / "gpt2.json").write_text(json.dumps(meta))
+    with pytest.raises(
+        ValueError, match=r"gpt2.json: preparation: added names '<nope>', which is not one of"
+    ):
+        load_any(str(tmp_path / "gpt2"))
+
+
+def test_word_and_whitespace_characters_are_hfs():
+    """single_word's word characters and lstrip's whitespace, each code point of the BMP and every
+    one whose \\w differs between our two Unicode tables, against HF."""
+    from tokenizer._unicode import REGEX, TIKTOKEN, word_ranges
+    from tokenizer.added_tokens import whitespace
+
+    def points(flavour):
+        return {cp for a, b in word_ranges(flavour) for cp in range(a, b + 1)}
+
+    word = points(TIKTOKEN)
+    changed = word ^ points(REGEX)
+    cps = sorted({cp for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF} | changed)
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet(), key=_byte)
+    reference = hf.Tokenizer(models.BPE(vocab={ch: i for i, ch in enumerate(alphabet)}, merges=[]))
+    reference.pre_tokenizer = byte_level(False)
+    reference.add_special_tokens([AddedToken("<w>", single_word=True), AddedToken("<s>", lstrip=True)])
+    ours = from_hf_json(json.loads(reference.to_str()), "probe.json")
+    words = reference.encode_batch([chr(cp) + "<w>" for cp in cps], add_special_tokens=False)
+    spaces = reference.encode_batch([chr(cp) + "<s>" for cp in cps], add_special_tokens=False)
+    hf_words = {cp for cp, enc in zip(cps, words, strict=True) if 256 not in enc.ids}
+    hf_spaces = {cp for cp, enc in zip(cps, spaces, strict=True) if enc.ids == [257]}
+    assert hf_words == word.intersection(cps)
+    assert hf_spaces == set(map(ord, whitespace())) and len(hf_spaces) == 25
+    sample = "".join(chr(cp) + "<w>" + chr(cp) + "<s>" for cp in cps[::97])
+    assert (
+        ours.encode(sample, allowed_special="all") == reference.encode(sample, add_special_tokens=False).ids
+    )
+
+
+def test_added_token_options_hf_sees_in_normalized_text_are_refused():
+    """HF looks at a normalized=true token's neighbours in the normalized text: under NFKC "①" is
+    "1", a word character, and "\u00a8" ends in a mark; refused under a normalizer, loaded without."""
+    for flag in ("lstrip", "rstrip", "single_word"):
+        obj = hf_json(normalizer=normalizers.NFKC())
+        obj["added_tokens"] = [{"id": 300, "content": "<m>", flag: True, "special": True, "normalized": True}]
+        with pytest.raises(ValueError, match="^bad.json: ") as info:
+            from_hf_json(obj, "bad.json")
+        assert (
+            f"added_tokens[0] ('<m>') option {flag}=true with normalized=true and the normalizer NFKC"
+            in str(info.value)
+        )
+        obj["added_tokens"][0]["normalized"] = False
+        assert hf_import.parse_hf(obj, "ok.json").preparation.added.options("<m>") == [flag]
+
+
+def test_added_token_options_hf_cannot_follow_are_refused(trained):
+    """A single_word token of model.vocab: where HF drops the match its BPE makes the token from
+    the bytes ("xab": x, ab), where ours keeps the id for the special token. An lstrip token of
+    whitespace inside the run an rstrip one took in: HF panics ("AddedVocabulary bad split")."""
+    reference, _ = trained["gpt2"]
+    tok = hf.Tokenizer.from_str(reference.to_str())
+    token = next(t for t in tok.get_vocab() if len(t) == 2 and t.isalpha() and t.isascii())
+    tok.add_tokens([AddedToken(token, single_word=True)])
+    assert tok.encode(f"x{token}", add_special_tokens=False).ids[-1] == tok.token_to_id(token)
+    with pytest.raises(ValueError, match=r"option single_word=true on a token of model.vocab \(id \d+\)"):
+        from_hf_json(json.loads(tok.to_str()), "bad.json")
+    tok = hf.Tokenizer.from_str(reference.to_str())
+    tok.add_special_tokens([AddedToken("<m>", rstrip=True), AddedToken("\n", lstrip=True)])
+    with pytest.raises(BaseException, match="AddedVocabulary bad split"):
+        tok.encode("<m>\n\nx")
+    with pytest.raises(
+        ValueError, match=r"added_tokens\[\d\] \('\\n'\) with lstrip=true beside '<m>' \(rstrip=true\)"
+    ):
+        from_hf_json(json.loads(tok.to_str()), "bad.json")
 
 
 def test_options_that_are_not_true_or_false_are_refused():

@@ -27,6 +27,7 @@ from . import _batch, formats
 from ._batch_cuts import safe_cuts
 from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
 from ._gc import paused_gc
+from .added_tokens import token_regex
 from .patterns import compile_pattern, resolve_pattern
 from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
@@ -256,13 +257,12 @@ class Tokenizer:
         return allowed
 
     def special_regex(self, tokens: Collection[str]) -> re.Pattern[str]:
-        """A regex matching any of `tokens` (longest first), compiled once per set."""
+        """A regex matching any of `tokens` (leftmost, then longest), compiled once per set; with
+        HF's lstrip/rstrip/single_word (preparation.added) a TokenMatcher, used as one."""
         key = frozenset(tokens)
         regex = self._special_regex_cache.get(key)
         if regex is None:
-            # Longest first, so a token that is a prefix of another never wins.
-            alternatives = sorted(key, key=lambda s: (-len(s), s))
-            regex = re.compile("|".join(re.escape(s) for s in alternatives))
+            regex = token_regex(key, self.preparation.added if self.preparation else None)
             self._special_regex_cache[key] = regex
         return regex
 

@@ -17,8 +17,9 @@ merges the listed *pair* of lowest priority. Three choices make HF follow the ra
 
 A preparation (preparation.py) is written as HF's own steps: the normalizations as HF's
 normalizers of those names, the pre-splits as Splits before the pattern's, the prefix space as `ByteLevel(add_prefix_space=true)`, alone (with
-`use_regex` for the gpt2 pattern) for SEGMENT, after the `Split` for CHUNK. A space before the
-segment followed by a pattern other than gpt2's has no HF form and is refused. A tokenizer with
+`use_regex` for the gpt2 pattern) for SEGMENT, after the `Split` for CHUNK; the added tokens'
+options (lstrip, rstrip, single_word, and `normalized` for the two passes) as they were read.
+A space before the segment followed by a pattern other than gpt2's has no HF form and is refused. A tokenizer with
 `chunk_lookup=False` gets `ignore_merges: false`.
 
 Still not expressible: two splits of one token competing for the same symbol (`ab a ba`
@@ -109,6 +110,16 @@ def _last_steps(pattern: str, prefix_space: str | None) -> dict[str, Any]:
     return {"type": "Sequence", "pretokenizers": [split_step(pattern), byte_level]}
 
 
+def added_token_options(token: str, preparation: Preparation | None) -> dict[str, bool]:
+    """HF's options of a special token: none, or those it was imported with (added_tokens.py),
+    `normalized: false` for the ones HF finds in its first pass."""
+    added = preparation.added if preparation else None
+    if not added:
+        return {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False}
+    options = {option: token in getattr(added, option) for option in ("single_word", "lstrip", "rstrip")}
+    return {**options, "normalized": token not in added.first}
+
+
 def normalizer(preparation: Preparation | None) -> dict[str, Any] | None:
     """HF's normalizer for the preparation's normalizations (None without any)."""
     steps = [{"type": form} for form in (preparation.normalizers if preparation else ())]
@@ -141,15 +152,7 @@ def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
     vocab.update(tok.special_tokens)
     merges = [[token_string(left), token_string(right)] for left, right in merges_from_ranks(ranks)]
     added_tokens = [
-        {
-            "id": token_id,
-            "content": content,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
+        {"id": token_id, "content": content, **added_token_options(content, tok.preparation), "special": True}
         for content, token_id in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
     ]
     return {

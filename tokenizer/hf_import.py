@@ -33,12 +33,18 @@ a file is never loaded as something else. What maps exactly, and why:
   of `\\p{N}` with individual_digits), with the numerals of Rust's Unicode (`_NUMERALS`).
   No pre-tokenizer step at all: the text is one chunk.
 - added tokens become special tokens (special or not): HF matches every added token in
-  the text, so ids equal HF's with allowed_special="all"; lstrip/rstrip/single_word, which
-  change what matches, are refused, and so is one HF's ByteLevel decoder reads as other bytes
-  than its text (every character in the alphabet: "naïve", "Ġthe"). HF looks for the
-  `normalized: false` ones first and the others between them, we for all at once (leftmost,
-  then longest): a file where a token of the second kind contains or overlaps one of the
-  first is refused, since only there the two orders can differ.
+  the text, so ids equal HF's with allowed_special="all". One HF's ByteLevel decoder reads as
+  other bytes than its text (every character in the alphabet: "naïve", "Ġthe") is refused.
+  HF looks for the `normalized: false` ones first and the others between them, we for all at
+  once (leftmost, then longest): a file where a token of the second kind contains or overlaps
+  one of the first is refused, since only there the two orders can differ.
+  lstrip, rstrip and single_word (RoBERTa's, BART's and Longformer's `<mask>` has lstrip) are
+  reproduced by added_tokens.py (the whitespace a token takes in gives no ids; single_word
+  drops a match beside a word character; HF's two passes kept), saved as the Preparation's
+  `added`. Refused: such an option on a `normalized: true` token under a normalizer (HF
+  looks at its neighbours in the normalized text: NFKC makes "①" the word character "1"),
+  single_word on a token model.vocab also has (where HF drops the match its BPE can make the
+  token, ours not), and an lstrip token of whitespace alone beside an rstrip one (HF panics).
 - post-processors that only add tokens around the ids (TemplateProcessing, ByteLevel,
   RobertaProcessing, BertProcessing, or a `Sequence` of them, as Llama 3's) are ignored: ids
   equal HF's `encode(text, add_special_tokens=False)`.
@@ -59,6 +65,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from .added_tokens import OPTIONS, AddedMatching, whitespace
 from .hf_conventions import bytes_to_unicode, regex_from_oniguruma
 from .patterns import NO_SPLIT, PATTERNS
 from .preparation import (
@@ -103,10 +110,11 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
     _check_truncation_and_padding(obj, source)
     _check_decoder(obj.get("decoder"), source)
     pattern, prefix_space, pre_splits = _pattern(obj.get("pre_tokenizer"), source)
-    special = _added_tokens(obj.get("added_tokens"), source, normalizers)
+    special, added = _added_tokens(obj.get("added_tokens"), source, normalizers)
     _check_added_token_bytes(special, model["vocab"], source)
+    _check_dropped_matches(list(special), added, model["vocab"], source)
     try:
-        preparation = Preparation(normalizers, prefix_space, pre_splits) or None
+        preparation = Preparation(normalizers, prefix_space, pre_splits, added or None) or None
     except ValueError as e:  # a Split's regex that our engine cannot compile
         raise TokenizerFileError(f"{source}: pre_tokenizer: {e}") from None
     chunk_lookup = _flag(model, "ignore_merges", False, source, "model")
@@ -321,23 +329,35 @@ def _oniguruma_only(regex: str, anchors: bool = True) -> str | None:
     return None
 
 
-def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict[str, int]:
+def _added_tokens(
+    added: Any, source: str, normalizers: tuple[str, ...]
+) -> tuple[dict[str, int], AddedMatching]:
+    """The added tokens' ids, and HF's options for finding them (added_tokens.py)."""
     if added is not None:
         check_type(added, list, source, "added_tokens", 'a list of {"content": ..., "id": ...} objects')
         check_special_count(len(added), source, "added_tokens")
     special: dict[str, int] = {}
     first: list[str] = []  # normalized=false: HF finds these first, then the others between them
+    options: dict[str, list[str]] = {option: [] for option in OPTIONS}
     for i, token in enumerate(added or []):
         where = f"{source}: added_tokens[{i}]"
         if not isinstance(token, dict) or not isinstance(token.get("content"), str) or not token["content"]:
             raise TokenizerFileError(f"{where}: needs a non-empty string 'content' and an 'id'")
-        for flag in ("lstrip", "rstrip", "single_word"):
-            if _flag(token, flag, False, source, f"added_tokens[{i}]"):
-                _refuse(source, f"added_tokens[{i}] ({token['content']!r}) option", f"{flag}=true")
         special_flag = _flag(token, "special", False, source, f"added_tokens[{i}]")
         normalized = _flag(token, "normalized", not special_flag, source, f"added_tokens[{i}]")
         if not normalized:
             first.append(token["content"])
+        flags = [option for option in OPTIONS if _flag(token, option, False, source, f"added_tokens[{i}]")]
+        if flags and normalized and normalizers:
+            _refuse(
+                source,
+                f"added_tokens[{i}] ({token['content']!r}) option",
+                f"{flags[0]}=true with normalized=true and the normalizer {', '.join(normalizers)}",
+                "HF looks at its neighbours in the normalized text, where whitespace and word "
+                "characters may differ; save it with normalized=false",
+            )
+        for option in flags:
+            options[option].append(token["content"])
         changed = changed_char(normalizers, token["content"]) if normalizers and normalized else None
         if changed is not None:
             _refuse(
@@ -350,8 +370,48 @@ def _added_tokens(added: Any, source: str, normalizers: tuple[str, ...]) -> dict
         if token["content"] in special:
             raise TokenizerFileError(f"{where}: {token['content']!r} is listed twice")
         special[token["content"]] = check_id(token.get("id"), f"{where}.id")
-    _check_matching_order(list(special), set(first), source)
-    return special
+    matching = AddedMatching(**{k: frozenset(v) for k, v in options.items()}, first=frozenset(first))
+    if not matching:
+        _check_matching_order(list(special), set(first), source)
+        return special, AddedMatching()
+    _check_hf_panics(list(special), matching, source)
+    return special, matching
+
+
+def _check_dropped_matches(
+    tokens: list[str], matching: AddedMatching, vocab: dict[str, Any], source: str
+) -> None:
+    """A single_word match HF drops is ordinary text to its BPE, which gives an added token that
+    model.vocab also has its id there; ours keeps that id for the special token: refused."""
+    for i, token in enumerate(tokens):
+        if token in matching.single_word and token in vocab:
+            _refuse(
+                source,
+                f"added_tokens[{i}] ({token!r}) option",
+                f"single_word=true on a token of model.vocab (id {vocab[token]})",
+                "where HF drops a match (a word character beside it) its BPE can make the token from "
+                "its bytes, which ours does not; save it without single_word",
+            )
+
+
+def _check_hf_panics(tokens: list[str], matching: AddedMatching, source: str) -> None:
+    """HF panics ("AddedVocabulary bad split") where an lstrip token made of whitespace alone is
+    found inside the run of whitespace an rstrip token of the same pass took in: refused."""
+    space = whitespace()
+    for i, token in enumerate(tokens):
+        if token not in matching.lstrip or token.strip(space):
+            continue
+        rstrip = next(
+            (t for t in matching.rstrip if (t in matching.first) == (token in matching.first)), None
+        )
+        if rstrip is not None:
+            _refuse(
+                source,
+                f"added_tokens[{i}] ({token!r}) with",
+                f"lstrip=true beside {rstrip!r} (rstrip=true)",
+                "HF's tokenizers panics on text where the whitespace after the second holds the "
+                "first; drop one of the two options",
+            )
 
 
 def _check_added_token_bytes(special: dict[str, int], vocab: dict[str, Any], source: str) -> None:

@@ -1,6 +1,6 @@
 """Text preparation: what a tokenizer does to the text before BPE, beyond splitting it.
 
-A Hugging Face tokenizer.json may change the text before its split pattern sees it; three such
+A Hugging Face tokenizer.json may change the text before its split pattern sees it; four such
 changes are reproduced exactly here (hf_import.py refuses every other one by name):
 
 - **Unicode normalization** (`normalizers`: NFC, NFD, NFKC, NFKD, applied in order), HF's
@@ -32,6 +32,11 @@ changes are reproduced exactly here (hf_import.py refuses every other one by nam
   space goes before each such piece, then the pattern splits it); after a `Split` or `Digits`
   step that is our pattern, it sees each chunk that step made (CHUNK: every chunk gets a space).
 
+- **Added tokens' options** (`added`, added_tokens.py): HF's lstrip, rstrip and single_word
+  change which text a special token's match covers (and the two passes in which HF finds
+  `normalized: false` tokens, then the others); a `TokenMatcher` finds them (core.py's
+  special_regex), the text between the matches is prepared as above.
+
 HF's order: normalization, the pre-splits, the SEGMENT space, the pattern, the CHUNK space.
 The result is what `Tokenizer.split` returns, the chunks that are then merged; they concatenate
 to the prepared text, not to the text given.
@@ -45,6 +50,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from .added_tokens import AddedMatching
 from .patterns import NO_SPLIT, TIKTOKEN, Splitter, compile_pattern
 from .validate import TokenizerFileError
 
@@ -117,11 +123,13 @@ def changed_char(forms: tuple[str, ...], token: str) -> str | None:
 
 @dataclass(frozen=True)
 class Preparation:
-    """Normalizations (applied in order), pre-split patterns (in order), where a space goes."""
+    """Normalizations (applied in order), pre-split patterns (in order), where a space goes,
+    the added tokens' options."""
 
     normalizers: tuple[str, ...] = ()
     prefix_space: str | None = None
     pre_splits: tuple[str, ...] = ()
+    added: AddedMatching | None = None
 
     def __post_init__(self) -> None:
         check_step_count(len(self.normalizers), "preparation", "normalizers")
@@ -139,9 +147,11 @@ class Preparation:
             if not isinstance(pattern, str) or pattern == NO_SPLIT:
                 raise ValueError(f"a pre-split must be a split pattern, not {pattern!r}")
             compile_pattern(pattern, unicode=TIKTOKEN)  # a bad regex fails here, with its own message
+        if self.added is not None and not isinstance(self.added, AddedMatching):
+            raise TypeError(f"added must be an AddedMatching, not {type(self.added).__name__}")
 
     def __bool__(self) -> bool:
-        return bool(self.normalizers or self.prefix_space or self.pre_splits)
+        return bool(self.normalizers or self.prefix_space or self.pre_splits or self.added)
 
     def chunks(self, text: str, splitter: Splitter) -> list[str]:
         """The chunks of `text` prepared and split by `splitter` (the tokenizer's pattern)."""
@@ -168,6 +178,7 @@ class Preparation:
             "normalizers": list(self.normalizers),
             "pre_splits": list(self.pre_splits),
             "prefix_space": self.prefix_space,
+            **({"added": self.added.to_json()} if self.added else {}),
         }
 
     def describe(self) -> str:
@@ -177,6 +188,8 @@ class Preparation:
             parts.append(f"splits it with {len(self.pre_splits)} more pattern(s) before its own")
         if self.prefix_space:
             parts.append(f"puts a space before each {self.prefix_space} (HF's add_prefix_space)")
+        if self.added:
+            parts.append("matches its special tokens with HF's lstrip/rstrip/single_word")
         return " and ".join(parts)
 
 

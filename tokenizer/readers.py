@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import formats
+from .added_tokens import AddedMatching
 from .hf_import import parse_hf
 from .patterns import NO_SPLIT, PATTERNS, TIKTOKEN, UNICODE_FLAVOURS, is_named
 from .preparation import Preparation, check_step_count
@@ -180,7 +181,7 @@ def saved_json_parts(
     if metadata is not None:
         check_type(metadata, dict, source, "metadata", "an object (or absent)")
     options = {
-        "preparation": _saved_preparation(meta.get("preparation"), source),
+        "preparation": _saved_preparation(meta.get("preparation"), source, special),
         "chunk_lookup": meta.get("chunk_lookup", True),
         "unicode": meta.get("unicode"),
     }
@@ -241,8 +242,9 @@ def _saved_duplicates(value: Any, ranks: dict[bytes, int], source: str) -> dict[
     return decoder
 
 
-def _saved_preparation(value: Any, source: str) -> Preparation | None:
-    """ "preparation": {"normalizers": [...], "pre_splits": [...], "prefix_space": "segment" | "chunk" | null}."""
+def _saved_preparation(value: Any, source: str, special: dict[str, int]) -> Preparation | None:
+    """ "preparation": {"normalizers": [...], "pre_splits": [...], "prefix_space": "segment" | "chunk" | null,
+    "added": {"lstrip": [...], ...} (added_tokens.py; absent without HF's options)}."""
     if value is None:
         return None
     check_type(value, dict, source, "preparation", 'an object {"normalizers": [...], "prefix_space": ...}')
@@ -257,7 +259,11 @@ def _saved_preparation(value: Any, source: str) -> Preparation | None:
             except ValueError as e:
                 raise TokenizerFileError(f"{source}: preparation.pre_splits[{i}]: {e}") from None
     try:
-        return Preparation(tuple(normalizers), value.get("prefix_space"), tuple(pre_splits)) or None
+        added = AddedMatching.from_json(value["added"], "added") if "added" in value else None
+        unknown = sorted(added.tokens() - set(special)) if added else []
+        if unknown:
+            raise ValueError(f"added names {unknown[0]!r}, which is not one of special_tokens")
+        return Preparation(tuple(normalizers), value.get("prefix_space"), tuple(pre_splits), added) or None
     except (ValueError, TypeError) as e:
         raise TokenizerFileError(f"{source}: preparation: {e}") from None
 

@@ -1,0 +1,177 @@
+"""Hugging Face's added-token options (lstrip, rstrip, single_word) and its two passes.
+
+A Tokenizer finds its special tokens in the text leftmost-longest, without overlaps, as tiktoken
+does (`literal_regex`). A HF tokenizer.json's added tokens may carry options that change what a
+match covers; `AddedMatching` (a part of the Preparation, preparation.py) holds them, and
+`TokenMatcher` finds the tokens as HF's `AddedVocabulary::find_matches` does, every rule pinned
+with `tokenizers` itself (tests/test_hf_import.py):
+
+- the matches are found as ours are (an Aho-Corasick LeftmostLongest scan), then each is taken
+  or dropped in text order; the scan never looks again inside a dropped match.
+- single_word: a match with a word character just before or after it is dropped (its text is
+  ordinary text). A word character is Rust regex's Unicode \\w (Alphabetic, marks, decimal
+  digits, connector punctuation, joiners): the "tiktoken" tables' WORD, HF's on every code point.
+- lstrip: the match takes in the run of White_Space before it (\\t-\\r, space, \\x85, \\xa0,
+  \\u1680, \\u2000-\\u200a, \\u2028, \\u2029, \\u202f, \\u205f, \\u3000; not \\x1c-\\x1f nor
+  \\u200b), but not past the end of the match taken before it.
+- rstrip: the match takes in the run of White_Space after it. The scan's next match may start
+  inside that run (a token starting with whitespace); it is taken from its own start, and the
+  text after it is ordinary text again ("<m> \\n x", rstrip "<m>" and "\\n": <m>, \\n, " x").
+- the whitespace a match takes in gives no ids: the token's id stands for it.
+- two passes: HF finds the `normalized: false` tokens first (`first`), then the others in each
+  stretch of text between them, each stretch on its own: its ends are the text's ends to
+  single_word, and no strip crosses them.
+
+HF panics ("AddedVocabulary bad split") when an lstrip token made of whitespace alone is found
+inside a run an rstrip token took in; hf_import.py refuses such a pair.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, fields
+from typing import Any
+
+from ._unicode import TIKTOKEN, white_space, word_ranges
+
+OPTIONS = ("lstrip", "rstrip", "single_word")  # HF's names, the fields of AddedMatching
+
+
+@dataclass(frozen=True)
+class AddedMatching:
+    """The special tokens with each of HF's options, and those HF finds in its first pass."""
+
+    lstrip: frozenset[str] = frozenset()
+    rstrip: frozenset[str] = frozenset()
+    single_word: frozenset[str] = frozenset()
+    first: frozenset[str] = frozenset()  # normalized=false in the tokenizer.json
+
+    def __bool__(self) -> bool:
+        return bool(self.lstrip or self.rstrip or self.single_word)
+
+    def tokens(self) -> frozenset[str]:
+        return frozenset().union(*(getattr(self, f.name) for f in fields(self)))
+
+    def options(self, token: str) -> list[str]:
+        """The options `token` has, by HF's names."""
+        return [option for option in OPTIONS if token in getattr(self, option)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: sorted(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_json(cls, value: Any, where: str) -> AddedMatching:
+        """{"lstrip": [token, ...], "rstrip": [...], "single_word": [...], "first": [...]}; ValueError naming `where`."""
+        if not isinstance(value, dict) or set(value) - {f.name for f in fields(cls)}:
+            raise ValueError(
+                f"{where} must be an object with the lists {', '.join(f.name for f in fields(cls))}"
+            )
+        sets = {}
+        for key, tokens in value.items():
+            if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
+                raise ValueError(f"{where}.{key} must be a list of special tokens (non-empty strings)")
+            sets[key] = frozenset(tokens)
+        return cls(**sets)
+
+
+def literal_regex(tokens: Collection[str]) -> re.Pattern[str]:
+    """A regex matching any of `tokens`, leftmost and then longest (longest first, so a token
+    that is a prefix of another never wins)."""
+    alternatives = sorted(tokens, key=lambda s: (-len(s), s))
+    return re.compile("|".join(re.escape(s) for s in alternatives))
+
+
+def token_regex(tokens: frozenset[str], matching: AddedMatching | None) -> Any:
+    """What core's special_regex returns: the regex, or a TokenMatcher where HF's options apply."""
+    if matching and tokens:
+        return TokenMatcher(tokens, matching)
+    return literal_regex(tokens)
+
+
+@functools.cache
+def _word() -> re.Pattern[str]:
+    ranges = word_ranges(TIKTOKEN) or []
+    return re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges) + "]")
+
+
+@functools.cache
+def whitespace() -> str:
+    """Rust's char::is_whitespace (White_Space), the characters lstrip and rstrip take in."""
+    return "".join(chr(cp) for a, b in white_space(TIKTOKEN) for cp in range(a, b + 1))
+
+
+class Span:
+    """One token found: start(), end() and group() (the token) as a re.Match's."""
+
+    __slots__ = ("_end", "_start", "_token")
+
+    def __init__(self, start: int, end: int, token: str) -> None:
+        self._start, self._end, self._token = start, end, token
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._end
+
+    def group(self) -> str:
+        return self._token
+
+    def __repr__(self) -> str:
+        return f"Span({self._start}, {self._end}, {self._token!r})"
+
+
+class TokenMatcher:
+    """`finditer` and `search` as a regex's, finding `tokens` as HF does (module docstring)."""
+
+    def __init__(self, tokens: frozenset[str], matching: AddedMatching) -> None:
+        first = tokens & matching.first
+        passes = [first, tokens - first] if first and first != tokens else [tokens]
+        self._passes = [literal_regex(p) for p in passes]
+        self._matching = matching
+
+    def finditer(self, text: str) -> Iterator[Span]:
+        return iter(self._find(text))
+
+    def search(self, text: str) -> Span | None:
+        spans = self._find(text)
+        return spans[0] if spans else None
+
+    def _find(self, text: str) -> list[Span]:
+        found = self._pass(text, 0, len(text), self._passes[0])
+        if len(self._passes) == 1:
+            return found
+        spans: list[Span] = []
+        pos = 0  # HF's second pass sees each stretch of text the first left, alone
+        for span in found:
+            if pos < span.start():
+                spans += self._pass(text, pos, span.start(), self._passes[1])
+            spans.append(span)
+            pos = span.end()
+        if pos < len(text):
+            spans += self._pass(text, pos, len(text), self._passes[1])
+        return spans
+
+    def _pass(self, text: str, lo: int, hi: int, regex: re.Pattern[str]) -> list[Span]:
+        """HF's find_matches on text[lo:hi] (offsets in `text`)."""
+        m, word, space = self._matching, _word(), whitespace()
+        spans: list[Span] = []
+        taken = lo  # the end of the last match taken (HF's start_offset)
+        for match in regex.finditer(text, lo, hi):
+            start, stop, token = match.start(), match.end(), match.group()
+            if token in m.single_word and (
+                (start > lo and word.match(text, start - 1)) or (stop < hi and word.match(text, stop))
+            ):
+                continue
+            if token in m.lstrip:
+                while start > taken and text[start - 1] in space:
+                    start -= 1
+                start = max(start, taken)
+            if token in m.rstrip:
+                while stop < hi and text[stop] in space:
+                    stop += 1
+            spans.append(Span(start, stop, token))
+            taken = stop
+        return spans
