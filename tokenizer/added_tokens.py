@@ -49,7 +49,9 @@ class AddedMatching:
     first: frozenset[str] = frozenset()  # normalized=false in the tokenizer.json
 
     def __bool__(self) -> bool:
-        return bool(self.lstrip or self.rstrip or self.single_word)
+        """Whether it changes what matches: an option, or HF's two passes (hf_import.py sets
+        `first` without options only where the passes find other tokens than one scan)."""
+        return bool(self.lstrip or self.rstrip or self.single_word or self.first)
 
     def tokens(self) -> frozenset[str]:
         return frozenset().union(*(getattr(self, f.name) for f in fields(self)))

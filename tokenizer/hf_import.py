@@ -36,8 +36,9 @@ a file is never loaded as something else. What maps exactly, and why:
   the text, so ids equal HF's with allowed_special="all". One HF's ByteLevel decoder reads as
   other bytes than its text (every character in the alphabet: "naïve", "Ġthe") is refused.
   HF looks for the `normalized: false` ones first and the others between them, we for all at
-  once (leftmost, then longest): a file where a token of the second kind contains or overlaps
-  one of the first is refused, since only there the two orders can differ.
+  once (leftmost, then longest), except in a file where a token of the second kind contains
+  or overlaps one of the first (only there the two orders can differ): there added_tokens.py
+  takes HF's two passes.
   lstrip, rstrip and single_word (RoBERTa's, BART's and Longformer's `<mask>` has lstrip) are
   reproduced by added_tokens.py (the whitespace a token takes in gives no ids; single_word
   drops a match beside a word character; HF's two passes kept), saved as the Preparation's
@@ -370,10 +371,10 @@ def _added_tokens(
         if token["content"] in special:
             raise TokenizerFileError(f"{where}: {token['content']!r} is listed twice")
         special[token["content"]] = check_id(token.get("id"), f"{where}.id")
+    if not any(options.values()):  # HF's two passes (added_tokens.py) only where they matter
+        two_passes = _passes_matter(list(special), set(first))
+        return special, AddedMatching(first=frozenset(first)) if two_passes else AddedMatching()
     matching = AddedMatching(**{k: frozenset(v) for k, v in options.items()}, first=frozenset(first))
-    if not matching:
-        _check_matching_order(list(special), set(first), source)
-        return special, AddedMatching()
     _check_hf_panics(list(special), matching, source)
     return special, matching
 
@@ -444,24 +445,19 @@ def _check_added_token_bytes(special: dict[str, int], vocab: dict[str, Any], sou
             )
 
 
-def _check_matching_order(tokens: list[str], first: set[str], source: str) -> None:
+def _passes_matter(tokens: list[str], first: set[str]) -> bool:
     """HF finds the normalized=false added tokens first and the others only in the text between
-    them; we find all at once, leftmost and then longest. The two agree unless a token found
-    later contains one found first, or the two can overlap (an end of one is a start of the
-    other): such a pair is refused."""
-    for i, later in enumerate(tokens):
+    them; we find all at once (leftmost, then longest) unless told otherwise. The two agree
+    unless a token found later contains one found first, or the two can overlap (an end of one
+    is a start of the other)."""
+    for later in tokens:
         if later in first:
             continue
         for token in first:
             ends = range(1, min(len(token), len(later)))
             if token in later or any(later[-k:] == token[:k] or token[-k:] == later[:k] for k in ends):
-                _refuse(
-                    source,
-                    f"added_tokens[{i}] ({later!r}) with",
-                    f"normalized=true beside {token!r} (normalized=false)",
-                    "HF looks for the normalized=false one first and they overlap; save both with "
-                    "the same 'normalized'",
-                )
+                return True
+    return False
 
 
 def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> dict[bytes, int]:

@@ -189,7 +189,7 @@ class Preparation:
         if self.prefix_space:
             parts.append(f"puts a space before each {self.prefix_space} (HF's add_prefix_space)")
         if self.added:
-            parts.append("matches its special tokens with HF's lstrip/rstrip/single_word")
+            parts.append("matches its special tokens as HF does (lstrip/rstrip/single_word, two passes)")
         return " and ".join(parts)
 
 
