@@ -22,8 +22,9 @@ with `tokenizers` itself (tests/test_hf_import.py):
   stretch of text between them, each stretch on its own: its ends are the text's ends to
   single_word, and no strip crosses them.
 
-HF panics ("AddedVocabulary bad split") when an lstrip token made of whitespace alone is found
-inside a run an rstrip token took in; hf_import.py refuses such a pair.
+An lstrip token made of whitespace alone, found inside a run an rstrip token took in, ends
+before it starts: HF panics ("AddedVocabulary bad split"), and so encode raises ValueError;
+found at the run's end it is empty, and HF drops it, id and all ("<m> \nx": <m>, x).
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ from typing import Any
 from ._unicode import TIKTOKEN, white_space, word_ranges
 
 OPTIONS = ("lstrip", "rstrip", "single_word")  # HF's names, the fields of AddedMatching
+_BAD_SPLIT = (
+    "Hugging Face tokenizers fails on this text (a panic: 'AddedVocabulary bad split'), so it has no "
+    "ids to match: the lstrip token {token!r} at character {at} lies inside the whitespace an rstrip "
+    "token just before it took in; change that whitespace, or drop one of the two options"
+)
 
 
 @dataclass(frozen=True)
@@ -174,6 +180,9 @@ class TokenMatcher:
             if token in m.rstrip:
                 while stop < hi and text[stop] in space:
                     stop += 1
-            spans.append(Span(start, stop, token))
+            if start > stop:
+                raise ValueError(_BAD_SPLIT.format(token=token, at=match.start() + 1))
+            if start < stop:  # HF drops an empty piece, token and all
+                spans.append(Span(start, stop, token))
             taken = stop
         return spans

@@ -45,7 +45,7 @@ a file is never loaded as something else. What maps exactly, and why:
   `added`. Refused: such an option on a `normalized: true` token under a normalizer (HF
   looks at its neighbours in the normalized text: NFKC makes "①" the word character "1"),
   single_word on a token model.vocab also has (where HF drops the match its BPE can make the
-  token, ours not), and an lstrip token of whitespace alone beside an rstrip one (HF panics).
+  token, ours not). A text HF panics on (added_tokens.py) raises ValueError.
 - post-processors that only add tokens around the ids (TemplateProcessing, ByteLevel,
   RobertaProcessing, BertProcessing, or a `Sequence` of them, as Llama 3's) are ignored: ids
   equal HF's `encode(text, add_special_tokens=False)`.
@@ -66,7 +66,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from .added_tokens import OPTIONS, AddedMatching, whitespace
+from .added_tokens import OPTIONS, AddedMatching
 from .hf_conventions import bytes_to_unicode, regex_from_oniguruma
 from .patterns import NO_SPLIT, PATTERNS
 from .preparation import (
@@ -374,9 +374,7 @@ def _added_tokens(
     if not any(options.values()):  # HF's two passes (added_tokens.py) only where they matter
         two_passes = _passes_matter(list(special), set(first))
         return special, AddedMatching(first=frozenset(first)) if two_passes else AddedMatching()
-    matching = AddedMatching(**{k: frozenset(v) for k, v in options.items()}, first=frozenset(first))
-    _check_hf_panics(list(special), matching, source)
-    return special, matching
+    return special, AddedMatching(**{k: frozenset(v) for k, v in options.items()}, first=frozenset(first))
 
 
 def _check_dropped_matches(
@@ -392,26 +390,6 @@ def _check_dropped_matches(
                 f"single_word=true on a token of model.vocab (id {vocab[token]})",
                 "where HF drops a match (a word character beside it) its BPE can make the token from "
                 "its bytes, which ours does not; save it without single_word",
-            )
-
-
-def _check_hf_panics(tokens: list[str], matching: AddedMatching, source: str) -> None:
-    """HF panics ("AddedVocabulary bad split") where an lstrip token made of whitespace alone is
-    found inside the run of whitespace an rstrip token of the same pass took in: refused."""
-    space = whitespace()
-    for i, token in enumerate(tokens):
-        if token not in matching.lstrip or token.strip(space):
-            continue
-        rstrip = next(
-            (t for t in matching.rstrip if (t in matching.first) == (token in matching.first)), None
-        )
-        if rstrip is not None:
-            _refuse(
-                source,
-                f"added_tokens[{i}] ({token!r}) with",
-                f"lstrip=true beside {rstrip!r} (rstrip=true)",
-                "HF's tokenizers panics on text where the whitespace after the second holds the "
-                "first; drop one of the two options",
             )
 
 
