@@ -569,6 +569,10 @@ def test_added_token_options_survive_save_and_export(with_options, tmp_path):
         assert back.encode(text, allowed_special="all") == want
         exported = hf.Tokenizer.from_str(json.dumps(to_hf_json(ours)))
         assert exported.encode(text, add_special_tokens=False).ids == want
+    meta = json.loads((tmp_path / "roberta.json").read_text())
+    meta["preparation"]["added"] = {}  # no options: the same preparation as without the key
+    (tmp_path / "roberta.json").write_text(json.dumps(meta))
+    assert load_any(str(tmp_path / "roberta")).preparation == Preparation((), SEGMENT)
     meta = json.loads((tmp_path / "gpt2.json").read_text())
     meta["preparation"]["added"]["lstrip"].append("<nope>")
     (tmp_path / "gpt2.json").write_text(json.dumps(meta))

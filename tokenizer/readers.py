@@ -263,7 +263,10 @@ def _saved_preparation(value: Any, source: str, special: dict[str, int]) -> Prep
         unknown = sorted(added.tokens() - set(special)) if added else []
         if unknown:
             raise ValueError(f"added names {unknown[0]!r}, which is not one of special_tokens")
-        return Preparation(tuple(normalizers), value.get("prefix_space"), tuple(pre_splits), added) or None
+        return (
+            Preparation(tuple(normalizers), value.get("prefix_space"), tuple(pre_splits), added or None)
+            or None
+        )
     except (ValueError, TypeError) as e:
         raise TokenizerFileError(f"{source}: preparation: {e}") from None
 
