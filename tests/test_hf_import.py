@@ -642,16 +642,26 @@ def test_rstrip_tokens_in_a_long_run_of_whitespace_are_linear(trained):
     assert len(ids) == 200_002 and time.perf_counter() - start < 10  # quadratic: an hour
 
 
-def test_a_single_word_token_of_the_vocabulary_is_refused(trained):
-    """Where HF drops a single_word match, its BPE makes the token from the bytes ("xab": x, ab);
-    ours keeps the id for the special token."""
+def test_a_single_word_token_beside_a_token_of_the_vocabulary_is_refused(trained):
+    """Where HF drops a single_word match, its BPE makes a model.vocab token from the bytes there:
+    the token itself ("xab": x, ab) or one starting inside it ("cxab" with "xa": c, x, ab); ours
+    keeps the id for the special token."""
     reference, _ = trained["gpt2"]
+    token = next(t for t in reference.get_vocab() if len(t) == 2 and t.isalpha() and t.isascii())
+    for single_word, text in [(token, f"x{token}"), (f"q{token[0]}", f"cq{token}")]:
+        tok = hf.Tokenizer.from_str(reference.to_str())
+        tok.add_tokens([AddedToken(single_word, single_word=True)])
+        tok.add_tokens([AddedToken(token)] if token != single_word else [])
+        assert tok.encode(text, add_special_tokens=False).ids[-1] == tok.token_to_id(token)
+        with pytest.raises(
+            ValueError, match=rf"\('{token}'\), a token of model.vocab \(id \d+\), with single_word"
+        ):
+            from_hf_json(json.loads(tok.to_str()), "bad.json")
     tok = hf.Tokenizer.from_str(reference.to_str())
-    token = next(t for t in tok.get_vocab() if len(t) == 2 and t.isalpha() and t.isascii())
-    tok.add_tokens([AddedToken(token, single_word=True)])
-    assert tok.encode(f"x{token}", add_special_tokens=False).ids[-1] == tok.token_to_id(token)
-    with pytest.raises(ValueError, match=r"option single_word=true on a token of model.vocab \(id \d+\)"):
-        from_hf_json(json.loads(tok.to_str()), "bad.json")
+    tok.add_tokens([AddedToken(f"{token[1]}q", single_word=True), AddedToken(token)])  # ends in it: loads
+    ours = from_hf_json(json.loads(tok.to_str()), "ok.json")
+    for text in (f"c{token}q", f"{token}q", f" {token[1]}q {token}"):
+        assert ours.encode(text, allowed_special="all") == tok.encode(text, add_special_tokens=False).ids
 
 
 def test_an_lstrip_token_inside_an_rstrip_run_is_hfs_too(trained):

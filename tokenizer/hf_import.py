@@ -44,8 +44,9 @@ a file is never loaded as something else. What maps exactly, and why:
   drops a match beside a word character; HF's two passes kept), saved as the Preparation's
   `added`. Refused: such an option on a `normalized: true` token under a normalizer (HF
   looks at its neighbours in the normalized text: NFKC makes "①" the word character "1"),
-  single_word on a token model.vocab also has (where HF drops the match its BPE can make the
-  token, ours not). A text HF panics on (added_tokens.py) raises ValueError.
+  single_word on a token that is, holds or overlaps an added token model.vocab also has (where
+  HF drops the match its BPE can make that token, ours not). A text HF panics on
+  (added_tokens.py) raises ValueError.
 - post-processors that only add tokens around the ids (TemplateProcessing, ByteLevel,
   RobertaProcessing, BertProcessing, or a `Sequence` of them, as Llama 3's) are ignored: ids
   equal HF's `encode(text, add_special_tokens=False)`.
@@ -380,17 +381,23 @@ def _added_tokens(
 def _check_dropped_matches(
     tokens: list[str], matching: AddedMatching, vocab: dict[str, Any], source: str
 ) -> None:
-    """A single_word match HF drops is ordinary text to its BPE, which gives an added token that
-    model.vocab also has its id there; ours keeps that id for the special token: refused."""
+    """A single_word match HF drops is ordinary text to its BPE, and so is any added token that
+    starts inside it (the scan went past its start): where model.vocab also has that token, HF's
+    BPE can give its id there ("cxab", "xa" single_word, "ab": c, x, ab); ours keeps that id for
+    the special token: refused."""
     for i, token in enumerate(tokens):
-        if token in matching.single_word and token in vocab:
-            _refuse(
-                source,
-                f"added_tokens[{i}] ({token!r}) option",
-                f"single_word=true on a token of model.vocab (id {vocab[token]})",
-                "where HF drops a match (a word character beside it) its BPE can make the token from "
-                "its bytes, which ours does not; save it without single_word",
-            )
+        if token not in vocab:
+            continue
+        for dropped in matching.single_word:
+            tails = (dropped[k:] for k in range(len(dropped)))
+            if any(tail.startswith(token) or token.startswith(tail) for tail in tails):
+                _refuse(
+                    source,
+                    f"added_tokens[{i}] ({token!r}), a token of model.vocab (id {vocab[token]}), with",
+                    f"single_word=true on {dropped!r}",
+                    "where HF drops that match (a word character beside it) its BPE can make the first "
+                    "from its bytes, which ours does not; save it without single_word",
+                )
 
 
 def _check_added_token_bytes(special: dict[str, int], vocab: dict[str, Any], source: str) -> None:
