@@ -664,6 +664,27 @@ def test_a_single_word_token_beside_a_token_of_the_vocabulary_is_refused(trained
         assert ours.encode(text, allowed_special="all") == tok.encode(text, add_special_tokens=False).ids
 
 
+def test_too_many_single_word_tokens_beside_vocabulary_tokens_are_refused(monkeypatch):
+    """Each single_word token is compared with each added token of model.vocab: 65,536 of each took
+    hours; past a budget the file is refused, naming the counts."""
+    obj = hf_json(byte_level(True))
+    vocab = obj["model"]["vocab"] = {
+        ch: i for i, ch in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet(), key=_byte))
+    }
+    added = []
+    for i in range(40):
+        vocab[f"<v{i}>"] = 256 + i
+        added.append({"id": 256 + i, "content": f"<v{i}>", "special": True})
+        added.append({"id": 300 + i, "content": f"[w{i}]", "single_word": True, "special": True})
+    obj["added_tokens"] = added
+    assert from_hf_json(obj, "ok.json").preparation.added.single_word == {f"[w{i}]" for i in range(40)}
+    monkeypatch.setattr(hf_import, "MAX_DROPPED_CHECKS", 1000)  # 190 characters x 40 tokens: 7,600
+    with pytest.raises(
+        ValueError, match=r"^bad.json: added_tokens with 40 single_word tokens beside 40 of model.vocab"
+    ):
+        from_hf_json(obj, "bad.json")
+
+
 def test_an_lstrip_token_inside_an_rstrip_run_is_hfs_too(trained):
     """An lstrip token of whitespace alone inside the run an rstrip token took in: found at the
     run's end HF drops it, id and all; before the end HF panics, and our encode raises."""

@@ -89,6 +89,9 @@ IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing
 # every engine (ours, `regex`, Oniguruma after an export) reads alike.
 _NUMERALS = "\\p{N}\U00011de0-\U00011de9\U00016ff4-\U00016ff6"
 _DIGITS = f"[{_NUMERALS}]+|[^{_NUMERALS}]+"
+# tail-of-a-single_word-token x added-token-of-model.vocab comparisons (_check_dropped_matches): about
+# a second of Python; real files have a few single_word tokens, so a few thousand comparisons
+MAX_DROPPED_CHECKS = 2_000_000
 _DIGIT = f"[{_NUMERALS}]|[^{_NUMERALS}]+"
 
 
@@ -384,7 +387,18 @@ def _check_dropped_matches(
     """A single_word match HF drops is ordinary text to its BPE, and so is any added token that
     starts inside it (the scan went past its start): where model.vocab also has that token, HF's
     BPE can give its id there ("cxab", "xa" single_word, "ab": c, x, ab); ours keeps that id for
-    the special token: refused."""
+    the special token: refused. So is a file with too many such pairs to check (real files have
+    a few single_word tokens; 65,536 of them beside as many tokens took hours)."""
+    in_vocab = [token for token in tokens if token in vocab]
+    work = sum(map(len, matching.single_word)) * len(in_vocab)
+    if work > MAX_DROPPED_CHECKS:
+        _refuse(
+            source,
+            "added_tokens with",
+            f"{len(matching.single_word):,} single_word tokens beside {len(in_vocab):,} of model.vocab",
+            f"checking that HF's BPE makes none of them where a match is dropped takes {work:,} "
+            f"steps, more than the {MAX_DROPPED_CHECKS:,} allowed",
+        )
     for i, token in enumerate(tokens):
         if token not in vocab:
             continue
