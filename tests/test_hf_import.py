@@ -724,6 +724,25 @@ def test_tokens_hf_finds_in_two_passes_give_hf_ids(trained):
     assert from_hf_json(json.loads(reference.to_str()), "one.json").preparation.added is None
 
 
+def test_many_tokens_of_both_kinds_take_two_passes_without_comparing_them(trained, monkeypatch):
+    """Whether HF's two passes matter compared each normalized=true token with each normalized=false
+    one (hours for 32,768 of each); past MAX_PASS_CHECKS pairs the two passes are taken unchecked,
+    and the ids still are HF's."""
+    reference, _ = trained["gpt2"]
+    tok = hf.Tokenizer.from_str(reference.to_str())
+    tok.add_special_tokens([AddedToken(f"<s{i}>", normalized=False) for i in range(30)])
+    tok.add_tokens([AddedToken(f"[t{i}]", normalized=True) for i in range(30)])
+    obj = json.loads(tok.to_str())
+    few = from_hf_json(obj, "few.json").preparation  # 900 pairs, none overlapping: one pass
+    assert few is None or few.added is None
+    monkeypatch.setattr(hf_import, "MAX_PASS_CHECKS", 800)
+    ours = from_hf_json(obj, "many.json")
+    assert ours.preparation.added.first >= {f"<s{i}>" for i in range(30)}
+    texts = ["a<s1>[t2]b", "<s29>[t0]<s0> x[t29]", "[t1<s1>]"]
+    want = [tok.encode(t, add_special_tokens=False).ids for t in texts]
+    assert [ours.encode(t, allowed_special="all") for t in texts] == want
+
+
 def test_options_that_are_not_true_or_false_are_refused():
     """ "add_prefix_space": "false" (a true string in Python) loaded with a prefix space, and so on
     for every flag; "added_tokens": 5 was a TypeError traceback."""

@@ -89,10 +89,14 @@ IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing
 # every engine (ours, `regex`, Oniguruma after an export) reads alike.
 _NUMERALS = "\\p{N}\U00011de0-\U00011de9\U00016ff4-\U00016ff6"
 _DIGITS = f"[{_NUMERALS}]+|[^{_NUMERALS}]+"
+_DIGIT = f"[{_NUMERALS}]|[^{_NUMERALS}]+"
 # tail-of-a-single_word-token x added-token-of-model.vocab comparisons (_check_dropped_matches): about
 # a second of Python; real files have a few single_word tokens, so a few thousand comparisons
 MAX_DROPPED_CHECKS = 2_000_000
-_DIGIT = f"[{_NUMERALS}]|[^{_NUMERALS}]+"
+# normalized=true x normalized=false added-token pairs _passes_matter compares; past it the two
+# passes are taken without looking (exact either way, only slower): Llama 3's 256 specials are all
+# normalized=false (no pairs), and a hostile file of 32,768 of each would take hours
+MAX_PASS_CHECKS = 1_000_000
 
 
 class HfTokenizer(NamedTuple):
@@ -449,6 +453,8 @@ def _passes_matter(tokens: list[str], first: set[str]) -> bool:
     them; we find all at once (leftmost, then longest) unless told otherwise. The two agree
     unless a token found later contains one found first, or the two can overlap (an end of one
     is a start of the other)."""
+    if (len(tokens) - len(first)) * len(first) > MAX_PASS_CHECKS:
+        return True
     for later in tokens:
         if later in first:
             continue
