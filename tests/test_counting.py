@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -251,6 +252,20 @@ def test_hostile_count_tables_are_value_errors_naming_the_line(tmp_path, content
     path.write_bytes(gzip.compress(content))
     with pytest.raises(ValueError, match=re.escape(f"{path}: ") + ".*" + re.escape(message)):
         load_counts(path)
+
+
+def test_a_count_table_that_is_a_pipe_or_device_is_refused_not_read(tmp_path):
+    """`train --counts FIFO` blocked for ever waiting for a writer, and a table on a pipe was
+    read twice by `train` (its pattern, then its counts): 'line 1: corrupt count table'."""
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    for path in (tmp_path / "fifo", Path("/dev/zero"), Path("/dev/null")):
+        with pytest.raises(
+            ValueError, match=re.escape(f"{path}: not a regular file (a device, pipe or socket)")
+        ):
+            load_counts(path)
+    with pytest.raises(ValueError, match="folder: is a directory, not a count table"):
+        load_counts(tmp_path / "folder")
 
 
 def test_a_count_table_that_expands_like_a_gzip_bomb_is_refused_before_memory_fills(tmp_path, monkeypatch):

@@ -198,6 +198,10 @@ def test_devices_and_pipes_are_refused_not_read(tmp_path):
         (["encode", "--tokenizer", str(tmp_path / "pipe"), "hi"], "pipe.json: not a regular file"),
         (["train", "/dev/zero", "-v", "300", "-q", "-o", out], "/dev/zero: not a regular file"),
         (["count", "/dev/zero", "-q", "-o", out], "/dev/zero: not a regular file"),
+        (
+            ["train", "--counts", str(tmp_path / "pipe.json"), "-v", "300", "-q", "-o", out],
+            "pipe.json: not a regular file",
+        ),
         (["extend", "gpt2", "/dev/zero", "--add", "3", "-q", "-o", out], "/dev/zero: not a regular file"),
         (["extend", "gpt2", str(tmp_path), "--add", "3", "-q", "-o", out], "is a directory; name its files"),
     ]

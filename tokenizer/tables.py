@@ -13,6 +13,7 @@ import gzip
 import io
 import json
 import os
+import stat
 from itertools import islice
 from typing import Any
 
@@ -130,7 +131,7 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
     """Read a count table written by save_counts: (chunk -> count, metadata)."""
     lineno = 1
     try:
-        limit = max(MIN_EXPANDED_BYTES, MAX_EXPANSION * os.path.getsize(path))
+        limit = max(MIN_EXPANDED_BYTES, MAX_EXPANSION * _regular_size(path))
         with (
             gzip.open(path, "rb") as raw,
             io.TextIOWrapper(
@@ -168,6 +169,21 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
     _check_text_chunks(counts, path)
     meta = {k: v for k, v in header.items() if k not in ("format", "version")}
     return counts, meta
+
+
+def _regular_size(path: str | os.PathLike) -> int:
+    """The size of `path`, a regular file (symlinks followed): a named pipe blocked the load for
+    ever waiting for a writer, and a device is no table (/dev/zero reads as a gzip stream of
+    nothing); a pipe, once read, is empty when `train` reads the table a second time."""
+    info = os.stat(path)
+    if stat.S_ISDIR(info.st_mode):
+        raise ValueError(f"{path}: is a directory, not a count table; give the file `count -o` wrote")
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(
+            f"{path}: not a regular file (a device, pipe or socket); give the count table file "
+            "`count -o` wrote (a table on a pipe: save it to a file first)"
+        )
+    return info.st_size
 
 
 CHECK_BATCH = 1 << 16  # chunks joined and encoded at once by _check_text_chunks
