@@ -309,3 +309,24 @@ def test_an_output_folder_that_cannot_be_written_is_refused_before_the_work(tmp_
     assert main(["train", "c.txt", "-v", "300", "-q", "-o", "ro/t"]) == 2
     assert "-o ro/t: the folder ro cannot be written to (a read-only file system" in capsys.readouterr().err
     assert not trained
+
+
+def test_a_full_disk_names_the_file_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    """`export gpt2 -o g.json` on a full disk said 'error: [Errno 28] No space left on device',
+    naming no file."""
+    import errno
+
+    from tokenizer import formats
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(formats.os, "fsync", full)
+    out = tmp_path / "g.json"
+    for argv in (["export", "gpt2", "-o", str(out)], ["count", __file__, "-q", "-o", str(out)]):
+        assert main(argv) == 2
+        assert (
+            f"error: {out}: No space left on device (free some space, or write elsewhere)"
+            in capsys.readouterr().err
+        )
+        assert list(tmp_path.iterdir()) == []

@@ -255,3 +255,35 @@ def test_save_checks_both_files_before_writing_either(tmp_path):
     with pytest.raises(ValueError, match="save needs a file name stem .* inside a folder: FOLDER/NAME"):
         tok.save(f"{tmp_path / 'out'}/")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["half.json", "out"]
+
+
+def test_a_save_that_fails_midway_replaces_neither_file(tmp_path, monkeypatch):
+    """A disk that filled while the .json was written left the new .tiktoken beside the old
+    .json (a pair of no tokenizer: the old one lost, the new one not saved), and the error,
+    '[Errno 28] No space left on device', named no file."""
+    import errno
+    import os
+
+    from tokenizer import formats
+
+    old = Tokenizer.from_merges([(104, 105)], "gpt4", name="old")
+    old.save(tmp_path / "tok")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    synced = []
+
+    def full_at_the_second_file(fd):
+        synced.append(fd)
+        if len(synced) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(formats.os, "fsync", full_at_the_second_file)
+    with pytest.raises(OSError, match="No space left on device") as caught:
+        get_encoding("gpt2").save(tmp_path / "tok")
+    assert caught.value.filename == str(tmp_path / "tok.json")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # no temp file left either
+    assert Tokenizer.load(tmp_path / "tok").encode("hi") == old.encode("hi")
+    synced[:] = [0]  # the next sync fails: one file, streamed (count tables)
+    with pytest.raises(OSError) as caught, formats.atomic_writer(tmp_path / "c.counts") as f:
+        f.write(b"x")
+    assert caught.value.filename == str(tmp_path / "c.counts")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)

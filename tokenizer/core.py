@@ -524,8 +524,7 @@ class Tokenizer:
     def save(self, stem: str | os.PathLike) -> None:
         """Write STEM.tiktoken (tiktoken's rank format) and STEM.json (everything else)."""
         tiktoken_path, json_path = formats.save_paths(stem)
-        formats.write_tiktoken(tiktoken_path, self.mergeable_ranks)
-        formats.write_json(json_path, self.to_json())
+        formats.write_saved(tiktoken_path, self.mergeable_ranks, json_path, self.to_json())
 
     @classmethod
     def load(cls, path: str | os.PathLike, pattern: str = "gpt4") -> Tokenizer:

@@ -43,8 +43,37 @@ _RANK_DIGITS = len(str(MAX_ID))  # a longer rank is out of range before int() pa
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write via a temp file in the same folder + rename, so readers never see half a file."""
-    with atomic_writer(path) as f:
-        f.write(data)
+    atomic_write_files({path: data})
+
+
+def atomic_write_files(contents: dict[str | os.PathLike, bytes]) -> None:
+    """Write files that belong together (a tokenizer's .tiktoken and .json) all at once: each
+    goes to a temp file beside it, and only when every one is written and synced are they
+    renamed into place; on an error the temp files are removed and nothing is replaced. (Saved
+    one after the other, a disk that filled while the .json was written left the new .tiktoken
+    beside the old .json: a pair of no tokenizer, the old one lost.)"""
+    targets = {Path(path): data for path, data in contents.items()}
+    for path in targets:
+        check_save_target(path)
+    written: list[tuple[str, Path]] = []
+    try:
+        for path, data in targets.items():
+            fd, tmp = _temp_beside(path)
+            written.append((tmp, path))
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:  # "No space left on device" names no file
+                raise named_os_error(e, path) from None
+            os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
+        for tmp, path in written:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in written:
+            _remove(tmp)
+        raise
 
 
 @contextlib.contextmanager
@@ -55,10 +84,7 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
     symbolic link was (as root, `/dev/null` itself), and a folder cannot be."""
     path = Path(path)
     check_save_target(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    except OSError as e:  # about the file asked for, not the temp name the user never chose
-        raise OSError(e.errno, e.strerror, str(path)) from None
+    fd, tmp = _temp_beside(path)
     try:
         with os.fdopen(fd, "wb") as f:
             yield f
@@ -66,12 +92,26 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+    except BaseException as e:
+        _remove(tmp)
+        if isinstance(e, OSError):  # a full disk's error names no file: name the one written
+            raise named_os_error(e, path) from None
         raise
+
+
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new temp file in `path`'s folder (a rename within one file system is atomic)."""
+    try:
+        return tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    except OSError as e:  # about the file asked for, not the temp name the user never chose
+        raise OSError(e.errno, e.strerror, str(path)) from None
+
+
+def _remove(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
 
 
 def check_save_target(path: Path) -> None:
@@ -181,6 +221,11 @@ def write_tiktoken(path: str | os.PathLike, ranks: dict[bytes, int]) -> None:
     atomic_write_text(path, dump_tiktoken(ranks))
 
 
+def write_saved(tiktoken_path: Path, ranks: dict[bytes, int], json_path: Path, obj: dict[str, Any]) -> None:
+    """A tokenizer's STEM.tiktoken and STEM.json, replaced together (atomic_write_files)."""
+    atomic_write_files({tiktoken_path: dump_tiktoken(ranks).encode("utf-8"), json_path: _json_bytes(obj)})
+
+
 def named_os_error(error: OSError, path: str | os.PathLike) -> OSError:
     """The error, naming `path` if it names no file (a failed read() says only "[Errno 5]
     Input/output error")."""
@@ -232,7 +277,11 @@ def duplicate_ids_json(merges: Any, duplicates: dict[int, int]) -> dict[str, Any
 
 
 def write_json(path: str | os.PathLike, obj: dict[str, Any]) -> None:
-    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=1) + "\n")
+    atomic_write_bytes(path, _json_bytes(obj))
+
+
+def _json_bytes(obj: dict[str, Any]) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
 
 def read_json(path: str | os.PathLike) -> dict[str, Any]:

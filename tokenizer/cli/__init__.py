@@ -9,6 +9,7 @@ draws progress bars; the library below it takes plain keyword arguments.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import sys
 
@@ -34,7 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _message(error: Exception) -> str:
     """One line for the user: an OS error names its file and the reason, without errno noise."""
     if isinstance(error, OSError) and error.filename is not None and error.strerror:
-        return f"{error.filename}: {error.strerror} (check the path and its permissions)"
+        full = error.errno in (errno.ENOSPC, errno.EDQUOT)  # a write: the path itself is fine
+        fix = "free some space, or write elsewhere" if full else "check the path and its permissions"
+        return f"{error.filename}: {error.strerror} ({fix})"
     return str(error).rstrip()  # tiktoken's messages end in a newline
 
 
