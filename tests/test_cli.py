@@ -330,3 +330,28 @@ def test_a_full_disk_names_the_file_and_leaves_nothing(tmp_path, capsys, monkeyp
             in capsys.readouterr().err
         )
         assert list(tmp_path.iterdir()) == []
+
+
+def test_dash_as_output_is_stdout_or_refused_never_a_file_named_dash(tmp_path, capsys, monkeypatch):
+    """`export t -o -`, `count c.txt -o -` and `train ... -o -` wrote files named '-' (and
+    '-.tiktoken'), `classic apply -o -` too, where `classic learn -o -` writes to stdout."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.txt").write_text("hello world " * 20, encoding="utf-8")
+    cases = [
+        (["export", "gpt2", "-o", "-"], "-o -: this command writes files, not stdout; give a file name"),
+        (
+            ["count", "c.txt", "-q", "-o", "-"],
+            "-o -: this command writes files, not stdout; give a file name",
+        ),
+        (["train", "c.txt", "-v", "300", "-q", "-o", "-"], "give a file name stem, e.g. my_tok (./- for"),
+        (["extend", "gpt2", "c.txt", "--add", "3", "-q", "-o", "-"], "-o -: this command writes files"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err, argv
+    assert main(["classic", "learn", "c.txt", "-s", "5", "-o", "-"]) == 0
+    codes = capsys.readouterr().out
+    (tmp_path / "codes").write_text(codes, encoding="utf-8")
+    assert main(["classic", "apply", "c.txt", "-c", "codes", "-o", "-"]) == 0
+    assert " world " in capsys.readouterr().out  # on stdout, not in a file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "codes"]

@@ -9,9 +9,7 @@ from pathlib import Path
 
 from ..classic import apply, count_words, format_codes, learn, merges_budget, parse_codes, parse_word_counts
 from ..formats import atomic_write_text
-from .common import check_output, read_utf8, ready
-
-STDIO = "-"
+from .common import STDIO, check_output, read_utf8, ready
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
@@ -36,11 +34,12 @@ def cmd_learn(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    if args.output is not None:
+    to_stdout = args.output in (None, STDIO)
+    if not to_stdout:
         check_output(args.output, inputs=[args.input, args.codes])
     merges = parse_codes(read_utf8(args.codes), str(args.codes))
     result = apply(read_utf8(args.input), merges, args.separator)
-    if args.output is None:
+    if to_stdout:
         sys.stdout.write(result)
     else:
         atomic_write_text(ready(Path(args.output)), result)
@@ -71,5 +70,5 @@ def add_commands(subparsers) -> None:
     )
     p.add_argument("--codes", "-c", required=True, help="codes file (subword-nmt format, version 0.2)")
     p.add_argument("--separator", "-s", default=None, help="mark non-final units, e.g. @@ (default: none)")
-    p.add_argument("--output", "-o", default=None, help="output file (default: stdout)")
+    p.add_argument("--output", "-o", default=None, help="output file ('-' or none: stdout)")
     p.set_defaults(func=cmd_apply)

@@ -17,6 +17,7 @@ from ..regex_check import MAX_SAMPLE_CHARS
 from ..streaming import not_utf8
 
 DEFAULT_ENCODING = "cl100k_base"
+STDIO = "-"  # as a file to read: stdin; as -o of `classic`: stdout
 DEFAULT_PATTERN = "gpt4"  # as train() and count_chunks()
 
 
@@ -87,6 +88,10 @@ def check_output(out: str, *, stem: bool = False, inputs: Iterable[str | Path] =
     by its table). `stem`: OUT_STEM, which becomes OUT_STEM.tiktoken + OUT_STEM.json (a .json or
     .tiktoken suffix is dropped, as Tokenizer.save does); returns the path, or the stem."""
     kind = "a file name stem, e.g. my_tok" if stem else "a file name"
+    if out == STDIO:  # wrote a file named '-', where `classic learn -o -` writes to stdout
+        raise ValueError(
+            f"-o -: this command writes files, not stdout; give {kind} (./- for a file named '-')"
+        )
     if not out.strip() or out.endswith(("/", os.sep)):
         raise ValueError(f"-o {out!r} names no file: give {kind} (inside a folder: FOLDER/NAME)")
     path = Path(out)
