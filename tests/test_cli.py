@@ -355,3 +355,18 @@ def test_dash_as_output_is_stdout_or_refused_never_a_file_named_dash(tmp_path, c
     assert main(["classic", "apply", "c.txt", "-c", "codes", "-o", "-"]) == 0
     assert " world " in capsys.readouterr().out  # on stdout, not in a file
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt", "codes"]
+
+
+def test_count_refuses_a_pattern_name_typo_as_train_does(tmp_path, capsys):
+    """`count -p gpt5` (or GPT4) counted with the regex 'gpt5': a warning that it drops all the
+    text, then an empty table and exit 0, and `train --counts` on it learnt nothing; issue 17's
+    reproduction, fixed in train, lived on in count."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world " * 20, encoding="utf-8")
+    count = ["count", str(corpus), "-q", "-o", str(tmp_path / "c.gz"), "-p"]
+    for typo in ("gpt5", "GPT4", "cl100k-base"):
+        assert main([*count, typo]) == 2
+        assert f"-p {typo!r} is not a pattern name (gpt2, gpt4, o200k, none" in capsys.readouterr().err
+    assert not (tmp_path / "c.gz").exists()
+    for fine in ("cl100k_base", "none", r"\w+|\s+|\S"):
+        assert main([*count, fine]) == 0, fine

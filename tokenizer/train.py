@@ -93,7 +93,7 @@ def split_pattern(pattern: str | None = None, regex: str | None = None) -> str:
         return pattern
     if pattern in ENCODING_PATTERN_NAMES:
         return ENCODING_PATTERN_NAMES[pattern]
-    if re.fullmatch(r"[\w.-]*", pattern):
+    if not pattern or looks_like_a_name(pattern):
         raise ValueError(
             f"unknown pattern name {pattern!r}; choose one of {', '.join(PATTERN_NAMES)} (aliases: "
             f"{', '.join(n for n in dict.fromkeys([*PATTERNS, *ENCODING_PATTERN_NAMES]) if n not in PATTERN_NAMES)}), "
@@ -101,6 +101,12 @@ def split_pattern(pattern: str | None = None, regex: str | None = None) -> str:
         )
     _check_regex(pattern)
     return pattern
+
+
+def looks_like_a_name(pattern: str) -> bool:
+    """A bare word ('gpt5', 'GPT4', 'cl100k-base'): meant as a pattern name, a typo when it names
+    none, never a regex (as one it matches only that word: every other character dropped)."""
+    return re.fullmatch(r"[\w.-]+", pattern) is not None
 
 
 def _check_regex(regex: str) -> None:

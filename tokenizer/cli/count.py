@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 from ..counting import COUNT_ENGINES, count_files, save_counts
-from ..patterns import NO_SPLIT, PATTERNS
+from ..patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
 from ..regex_check import check_split_regex
 from ..streaming import expand_inputs
+from ..train import looks_like_a_name
 from .common import DEFAULT_PATTERN, check_output, corpus_sample, ready
 from .progress import progress_bars
 
@@ -24,6 +25,13 @@ def engine_choice(args: argparse.Namespace) -> tuple[str, str | None]:
 
 def cmd_count(args: argparse.Namespace) -> int:
     pattern = DEFAULT_PATTERN if args.pattern is None else args.pattern
+    if pattern not in PATTERNS and pattern != NO_SPLIT and looks_like_a_name(pattern):
+        # 'gpt5', 'GPT4' counted as a regex matching that word only: an empty table, exit 0
+        raise ValueError(
+            f"-p {pattern!r} is not a pattern name ({', '.join(PATTERN_NAMES)}, or an encoding's "
+            f"name); as a regex it would match only that word. Choose a name, or write the regex "
+            f"out, e.g. '(?:{pattern})|\\s+|\\S'"
+        )
     engine, scheduler = engine_choice(args)
     check_output(args.output, inputs=expand_inputs(args.files))
     if pattern != NO_SPLIT and pattern not in PATTERNS:  # a custom regex: checked as train --regex
