@@ -158,6 +158,20 @@ def test_language_errors():
         )
 
 
+def test_text_before_the_first_header_is_refused_and_a_byte_order_mark_skipped():
+    """A file starting with a UTF-8 byte-order mark hid its first header: that language (the
+    first of udhr_all.txt is code=007) was left out without a word, or, when it was English,
+    'no English section'; any other text before the first header was dropped silently too."""
+    udhr = "##### UDHR code=eng name=English\nhi\n##### UDHR code=fra name=French\nsalut\n"
+    assert [s.code for s in udhr_sections("\ufeff" + udhr)] == ["eng", "fra"]
+    assert udhr_sections("\ufeff" + udhr) == udhr_sections(udhr)
+    assert [s.code for s in udhr_sections("\n \n" + udhr)] == ["eng", "fra"]  # blank lines are no text
+    with pytest.raises(
+        ValueError, match=r"f\.txt:1: text before the first '##### UDHR' header belongs to no"
+    ):
+        udhr_sections("Universal Declaration\n" + udhr, source="f.txt")
+
+
 def test_lone_surrogates_count_as_the_encoder_reads_them():
     # a str from JSON or the page may hold one; stats and sweep raised UnicodeEncodeError
     tok = get_encoding("cl100k_base")

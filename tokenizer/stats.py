@@ -161,8 +161,11 @@ class Section:
 
 
 def udhr_sections(text: str, *, source: str = "<text>") -> list[Section]:
-    """The sections of a UDHR-style text; ValueError when it has no header or a bad one."""
-    text = well_formed(text)
+    """The sections of a UDHR-style text; ValueError when it has no header or a bad one, or
+    text before its first header (no language's: it was left out of every row, and a file that
+    starts with a byte-order mark hid its first header that way, a language missing silently;
+    the mark itself is dropped)."""
+    text = well_formed(text).removeprefix("\ufeff")
     headers = list(UDHR_HEADER.finditer(text))
     if not headers:
         raise ValueError(
@@ -191,6 +194,11 @@ def udhr_sections(text: str, *, source: str = "<text>") -> list[Section]:
                 "remove its header"
             )
         sections.append(Section(fields["code"], fields.get("name", fields["code"]), fields, body, line))
+    if text[: headers[0].start()].strip():
+        raise ValueError(
+            f"{source}:1: text before the first '##### UDHR' header belongs to no language and would be "
+            "left out of every row; remove it, or give it a header line"
+        )
     return sections
 
 
