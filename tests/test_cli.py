@@ -370,3 +370,23 @@ def test_count_refuses_a_pattern_name_typo_as_train_does(tmp_path, capsys):
     assert not (tmp_path / "c.gz").exists()
     for fine in ("cl100k_base", "none", r"\w+|\s+|\S"):
         assert main([*count, fine]) == 0, fine
+
+
+def test_a_reader_that_stops_early_is_no_error(tmp_path):
+    """`encode -f big.txt | head -c 10` printed 'error: [Errno 32] Broken pipe' (naming nothing)
+    and exited 2; it now stops quietly with the shell's SIGPIPE status, as `yes | head` does."""
+    import subprocess
+    import sys
+
+    text = tmp_path / "big.txt"
+    text.write_text("hello world " * 200_000, encoding="utf-8")  # ids far past a pipe's buffer
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tokenizer", "encode", "-e", "gpt2", "-f", str(text)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout.read(10) == b"[31373, 99"
+    proc.stdout.close()  # as head does once it has its bytes
+    assert proc.wait(timeout=120) == 141
+    assert proc.stderr.read() == b""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import os
 import sys
 
 PROG = "python -m tokenizer"
@@ -22,6 +23,7 @@ Results go to stdout (ids and chunks as JSON arrays); errors go to stderr with e
 COMMAND_MODULES = ("encode", "train", "extend", "count", "export", "classic", "analyze")
 EXIT_USER_ERROR = 2  # as argparse's own usage errors
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what `yes | head` reports for yes
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,9 +86,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_arguments(args)
         return args.func(args)
+    except BrokenPipeError:  # `... | head`: the reader has all it wants; that is no error
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
     except (ValueError, OSError) as e:
         print(f"error: {_message(e)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush of what is still buffered
+    does not fail again ("Exception ignored ... BrokenPipeError")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
