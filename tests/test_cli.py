@@ -390,3 +390,27 @@ def test_a_reader_that_stops_early_is_no_error(tmp_path):
     proc.stdout.close()  # as head does once it has its bytes
     assert proc.wait(timeout=120) == 141
     assert proc.stderr.read() == b""
+
+
+def test_file_names_that_are_not_utf8_do_not_break_the_save(tmp_path, capsys):
+    """`extend` of a bare .tiktoken, a .model or a tokenizer.json whose name is not UTF-8, or
+    with such a --held-out file, learnt its merges and then failed to save them: "'utf-8' codec
+    can't encode character '\\udcff'", naming no file (the base's name and the held-out file go
+    into the .json). Such names are now read as text with U+FFFD for the bytes."""
+    from tokenizer.formats import write_tiktoken
+
+    base = Tokenizer.from_merges([(104, 105)], "gpt4")
+    bare = tmp_path / os.fsdecode(b"b\xff.tiktoken")
+    write_tiktoken(bare, base.mergeable_ranks)
+    corpus = tmp_path / os.fsdecode(b"c\xff.txt")
+    corpus.write_text("hello world " * 20, encoding="utf-8")
+    out = tmp_path / "out"
+    assert (
+        main(
+            ["extend", str(bare), str(corpus), "--held-out", str(corpus), "--add", "3", "-q", "-o", str(out)]
+        )
+        == 0
+    )
+    ext = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["metadata"]["extension"]
+    assert ext["base"] == "b\ufffd" and ext["held_out"]["file"] == str(tmp_path / "c\ufffd.txt")
+    assert Tokenizer.load(bare).name == "b\ufffd"

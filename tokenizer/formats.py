@@ -130,6 +130,17 @@ def check_save_target(path: Path) -> None:
         raise ValueError(f"{path} is {kind}, which a save would replace; give a file name")
 
 
+def name_of_file(name: str) -> str:
+    """A name taken from a file's name, as text a .json can hold: a byte of the name that is
+    not UTF-8 (Python hands it over as a lone surrogate) becomes U+FFFD. Kept as it was, it
+    made `extend` fail after all its work, saving the base's name: "'utf-8' codec can't encode
+    character '\\udcff'"."""
+    try:
+        return os.fsencode(name).decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a surrogate no file name makes (from JavaScript, say)
+        return name.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 SAVED_SUFFIXES = (".tiktoken", ".json")  # a save writes STEM plus each; dropped from a stem given with one
 
 

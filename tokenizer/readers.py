@@ -94,7 +94,7 @@ def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerPar
     ranks = formats.read_tiktoken(tiktoken_path) if tiktoken_path.exists() else None
     if meta is None:
         pattern = _file_pattern(pattern, str(tiktoken_path), "its split pattern")  # a custom one is checked
-        return TokenizerParts(str(tiktoken_path), stem.name, pattern, {}, ranks=ranks)
+        return TokenizerParts(str(tiktoken_path), formats.name_of_file(stem.name), pattern, {}, ranks=ranks)
     return saved_json_parts(meta, ranks, str(json_path), tiktoken_source=str(tiktoken_path))
 
 
@@ -150,7 +150,7 @@ def hf_parts(obj: Any, source: str = "tokenizer.json") -> TokenizerParts:
                 raise TokenizerFileError(f"{source}: pre_tokenizer Split: {e}") from None
     return TokenizerParts(
         source,
-        Path(source).stem,
+        formats.name_of_file(Path(source).stem),
         hf.pattern,
         hf.special_tokens,
         ranks=hf.ranks,
@@ -166,7 +166,8 @@ def minbpe_parts(text: str, source: str) -> TokenizerParts:
     pattern = _file_pattern(regex or NO_SPLIT, source, "line 2 (the pattern)")
     check_special_tokens(special, source, "special tokens")
     check_disjoint(special, range(256 + len(merges)), source, "special tokens")
-    return TokenizerParts(source, Path(source).stem, pattern, special, metadata={}, merges=merges)
+    name = formats.name_of_file(Path(source).stem)
+    return TokenizerParts(source, name, pattern, special, metadata={}, merges=merges)
 
 
 def saved_json_parts(

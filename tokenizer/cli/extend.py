@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ..extend import extend
+from ..formats import name_of_file
 from ..loading import load_any
 from ..streaming import expand_inputs
 from ..train import TIE_BREAKS
@@ -32,7 +33,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
     ext = tok.metadata["extension"]
     if held_out is not None:
         ext["held_out"] = {
-            "file": args.held_out,
+            "file": name_of_file(args.held_out),
             "tokens_before": len(base.encode_ordinary(held_out)),
             "tokens_after": len(tok.encode_ordinary(held_out)),
         }
