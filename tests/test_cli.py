@@ -7,6 +7,7 @@ import json
 import os
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 import setuptools
@@ -414,3 +415,19 @@ def test_file_names_that_are_not_utf8_do_not_break_the_save(tmp_path, capsys):
     ext = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))["metadata"]["extension"]
     assert ext["base"] == "b\ufffd" and ext["held_out"]["file"] == str(tmp_path / "c\ufffd.txt")
     assert Tokenizer.load(bare).name == "b\ufffd"
+
+
+def test_tens_of_thousands_of_options_are_refused_before_argparse(tmp_path, capsys):
+    """70,000 `--special` flags ran for minutes in argparse (its time grows with the square of
+    the options) before any check; thousands of FILE arguments are no options and still read."""
+    import time
+
+    specials = [f"--special=<{i}>" for i in range(70_000)]
+    start = time.perf_counter()
+    assert main(["train", "c.txt", "-v", "300", "-q", "-o", str(tmp_path / "t"), *specials]) == 2
+    assert time.perf_counter() - start < 1
+    assert "70,003 options on one command line; at most 5,000 are read" in capsys.readouterr().err
+    files = [str(tmp_path / f"f{i}.txt") for i in range(6_000)]
+    for name in files:
+        Path(name).write_text("hello world ", encoding="utf-8")
+    assert main(["count", *files, "-q", "-o", str(tmp_path / "c.gz")]) == 0
