@@ -290,3 +290,12 @@ def test_cli_learn_then_apply(tmp_path, capsys, monkeypatch, taylorswift):
 
     assert main(["classic", "apply", "--codes", str(source), str(source)]) == 2
     assert "header" in capsys.readouterr().err
+
+
+def test_cli_apply_refuses_codes_and_text_both_on_stdin(capsys, monkeypatch):
+    """`classic apply --codes - < codes.txt` read the codes from stdin, then the text from the
+    same, now empty, stdin: an empty output and exit 0."""
+    codes = "#version: 0.2\nt h\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(codes.encode("utf-8")), encoding="utf-8"))
+    assert main(["classic", "apply", "--codes", "-"]) == 2
+    assert "--codes - and INPUT both read stdin" in capsys.readouterr().err

@@ -34,6 +34,8 @@ def cmd_learn(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
+    if args.codes == STDIO and args.input == STDIO:  # the text read nothing: empty output, exit 0
+        raise ValueError("--codes - and INPUT both read stdin; name the codes file or the text file")
     to_stdout = args.output in (None, STDIO)
     if not to_stdout:
         check_output(args.output, inputs=[args.input, args.codes])
