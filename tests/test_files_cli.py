@@ -356,3 +356,47 @@ def test_a_tiktoken_file_with_a_byte_order_mark_loads_as_tiktoken_reads_it(tmp_p
     path.write_bytes(b"YQ== 0\n\xef\xbb\xbf")  # elsewhere it is still damage
     with pytest.raises(ValueError, match="non-ASCII byte at offset 7"):
         load_file(path)
+
+
+def test_stdin_that_never_ends_or_is_closed_is_an_error():
+    """`encode < /dev/zero` read until the memory was full (`--file /dev/zero` was refused), and
+    `encode <&-` (stdin closed) was an AttributeError traceback; a pipe and /dev/null still read."""
+    for command in (
+        ["encode"],
+        ["decode"],
+        ["split"],
+        ["encode", "--file", "-"],
+        ["stats", "-", "-t", "gpt2"],
+    ):
+        with open("/dev/zero", "rb") as zero:
+            result = subprocess.run(
+                [sys.executable, "-m", "tokenizer", *command],
+                stdin=zero,
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                timeout=60,
+            )
+        assert result.returncode == 2, (command, result.stderr)
+        assert "stdin is a device (such as /dev/zero), not text" in result.stderr
+        result = subprocess.run(  # the shell closes stdin, then runs the command
+            ["sh", "-c", 'exec "$0" -m tokenizer "$@" <&-', sys.executable, *command],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+        assert result.returncode == 2 and "stdin is closed; give the text" in result.stderr, (
+            command,
+            result.stderr,
+        )
+        assert "Traceback" not in result.stderr
+    assert run_cli("decode", "-e", "gpt2", stdin="31373 995").stdout == "hello world\n"
+    empty = subprocess.run(
+        [sys.executable, "-m", "tokenizer", "encode"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert empty.returncode == 0 and empty.stdout == "[]\n"

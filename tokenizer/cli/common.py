@@ -50,7 +50,7 @@ def read_utf8(path: str | Path) -> str:
     if what:
         raise ValueError(f"{path}: {what}; give a file, or '-' for stdin")
     try:
-        data = sys.stdin.buffer.read() if str(path) == "-" else Path(path).read_bytes()
+        data = _stdin_bytes() if str(path) == "-" else Path(path).read_bytes()
     except OSError as e:
         raise named_os_error(e, "stdin" if str(path) == "-" else path) from None
     try:
@@ -58,6 +58,30 @@ def read_utf8(path: str | Path) -> str:
     except UnicodeDecodeError as e:
         where = "stdin" if str(path) == "-" else path
         raise not_utf8(where, e.start, data[e.start : e.start + 4]) from None
+
+
+def _stdin_bytes() -> bytes:
+    """All of stdin, unless it is closed (`<&-`: sys.stdin is None, an AttributeError traceback)
+    or a device that never ends (`< /dev/zero` read until the memory was full); a terminal and
+    /dev/null are devices that end."""
+    if sys.stdin is None:
+        raise ValueError("stdin is closed; give the text as an argument or with --file FILE")
+    try:
+        info = os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError):  # not a file descriptor (a test's stream): nothing to check
+        info = None
+    if info is not None and not sys.stdin.isatty() and _never_ends(info):
+        raise ValueError(
+            "stdin is a device (such as /dev/zero), not text: reading it would never end; "
+            "redirect a file, or pipe the text in"
+        )
+    return sys.stdin.buffer.read()
+
+
+def _never_ends(info: os.stat_result) -> bool:
+    if stat.S_ISBLK(info.st_mode):
+        return True
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev != os.stat(os.devnull).st_rdev
 
 
 # where the shell's anonymous pipes appear (bash's <(...), /dev/stdin): read, they end when

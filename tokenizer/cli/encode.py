@@ -8,7 +8,7 @@ import sys
 
 from ..core import Tokenizer
 from ..encodings import list_encodings
-from .common import add_tokenizer_choice, load_tokenizer, read_text
+from .common import add_tokenizer_choice, load_tokenizer, read_text, read_utf8
 
 # What encode does with text that spells a special token, as tiktoken's arguments say it.
 SPECIAL_HANDLING = {
@@ -60,7 +60,7 @@ def parse_ids(raw: str) -> list[int]:
 
 def cmd_decode(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args)
-    ids = parse_ids(" ".join(args.ids) if args.ids else sys.stdin.read())
+    ids = parse_ids(" ".join(args.ids) if args.ids else read_utf8("-"))
     sys.stdout.write(tok.decode(ids))
     sys.stdout.write("\n")
     return 0
