@@ -329,3 +329,26 @@ def test_table_cap_on_documents_and_bad_values():
     for bad in (0, 1, -5, 2.5, "10", True):
         with pytest.raises(ValueError, match="max_chunks must be an integer"):
             count_chunks("some text", "gpt4", max_chunks=bad)
+
+
+def test_a_glob_that_reaches_a_file_twice_through_a_symlink_is_refused(tmp_path):
+    """`count 'data/**/*.txt'` with a link data/a/up -> .. counted a 12-byte file 41 times (the
+    glob followed the link until the path was too long); with a second link, data/b/also_a ->
+    ../a, the glob's paths branched at every level and it ran for minutes."""
+    (tmp_path / "data" / "a").mkdir(parents=True)
+    (tmp_path / "data" / "b").mkdir()
+    (tmp_path / "data" / "a" / "x.txt").write_text("hello world\n", encoding="utf-8")
+    (tmp_path / "data" / "b" / "y.txt").write_text("other text\n", encoding="utf-8")
+    every = str(tmp_path / "data" / "**" / "*.txt")
+    assert streaming.expand_inputs([every]) == [
+        tmp_path / "data" / "a" / "x.txt",
+        tmp_path / "data" / "b" / "y.txt",
+    ]
+    (tmp_path / "data" / "a" / "up").symlink_to("..")
+    (tmp_path / "data" / "b" / "also_a").symlink_to("../a")
+    with pytest.raises(
+        ValueError, match=r"reaches the file .*\.txt a second time, as .*: through a symbolic link"
+    ):
+        streaming.expand_inputs([every])
+    x = str(tmp_path / "data" / "a" / "x.txt")  # named twice, a file is read twice, as before
+    assert streaming.expand_inputs([x, x]) == [Path(x), Path(x)]

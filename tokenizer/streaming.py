@@ -119,7 +119,7 @@ def expand_inputs(paths_or_globs: Iterable[str | os.PathLike]) -> list[Path]:
         if os.path.isfile(text):
             files.append(_check_sized(Path(text)))
         elif glob.has_magic(text):
-            matches = sorted(p for p in glob.glob(text, recursive=True) if os.path.isfile(p))
+            matches = _glob_files(text)
             if not matches:
                 raise FileNotFoundError(f"no files match {text!r}")
             files.extend(_check_sized(Path(p)) for p in matches)
@@ -128,6 +128,26 @@ def expand_inputs(paths_or_globs: Iterable[str | os.PathLike]) -> list[Path]:
     if not files:
         raise ValueError("no input files given")
     return files
+
+
+def _glob_files(pattern: str) -> list[str]:
+    """The files `pattern` matches, sorted; ValueError if it reaches one file twice. `**` follows
+    symbolic links to folders, so a link to a folder above (`up -> ..`) matched every file again
+    at each level (a 12-byte file counted 41 times), two such links took exponential time (the
+    paths branch at each level), and a link to a sibling folder counted its files twice."""
+    seen: dict[tuple[int, int], str] = {}
+    for match in glob.iglob(pattern, recursive=True):  # lazy: a loop stops at its first repeat
+        if not os.path.isfile(match):
+            continue
+        info = os.stat(match)
+        first = seen.setdefault((info.st_dev, info.st_ino), match)
+        if first != match:
+            raise ValueError(
+                f"{pattern!r} reaches the file {first} a second time, as {match}: through a symbolic "
+                "link to a folder (a loop such as up -> ..?), its text would be counted twice; "
+                "name the files or folders to read without the link"
+            )
+    return sorted(seen.values())
 
 
 def default_workers() -> int:
