@@ -15,7 +15,7 @@ import os
 import sys
 
 PROG = "python -m tokenizer"
-DESCRIPTION = """Command line: `python -m tokenizer {list,encode,decode,split,train,count,export,classic} ...`.
+DESCRIPTION = """Command line: `python -m tokenizer COMMAND ...`, one of the commands below.
 
 Results go to stdout (ids and chunks as JSON arrays); errors go to stderr with exit code 2.
 """
