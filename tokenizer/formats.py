@@ -29,6 +29,7 @@ from .validate import (
     MAX_FILE_BYTES,
     MAX_ID,
     TokenizerFileError,
+    check_entries,
     check_merges,
     check_size,
     decode_utf8,
@@ -198,7 +199,9 @@ def parse_tiktoken(text: str, source: str = "<string>") -> dict[bytes, int]:
     text = text.removeprefix("\ufeff")  # the byte-order mark, decoded
     ranks: dict[bytes, int] = {}
     seen_ranks: set[int] = set()
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    check_entries(len(lines), source, "lines")
+    for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         parts = line.split()
@@ -382,6 +385,7 @@ def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tupl
     """minbpe `.model` text -> (pattern regex, special tokens, merges), read as minbpe's load()."""
     check_size(len(text), source)
     lines = text.split("\n")
+    check_entries(len(lines), source, "lines")
     if lines[0].strip() != MINBPE_MAGIC:
         raise TokenizerFileError(
             f"{source}:1: expected {MINBPE_MAGIC!r}, got {lines[0][:40]!r}; not a minbpe .model"
