@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import tokenizer.compat as compat
 from tests.helpers import corpus_text
-from tokenizer import get_encoding, train
+from tokenizer import Tokenizer, get_encoding, train
 
 NAMES = compat.list_encoding_names()
 RANKS_OF = {"p50k_edit": "p50k_base", "o200k_harmony": "o200k_base"}  # encodings sharing ranks
@@ -285,6 +285,19 @@ def test_dollar_is_the_end_of_the_text_as_in_rust():
         ours = compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
         theirs = tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
         assert ours.encode(text) == theirs.encode(text), pattern
+
+
+@pytest.mark.parametrize("pattern", [r"'(s)|\S+|\s+", r"(\w)+|\s", r"(a)(b)|.", r"(\p{L})(\p{N})?|[\s\S]"])
+def test_capturing_groups_split_into_whole_matches_as_in_rust(pattern):
+    """findall gives a pattern's groups, not its matches: "'(s)|..." encoded "hello world's ab"
+    to [] (every match's text outside its group dropped), and two groups crashed. tiktoken keeps
+    whole matches; so does a Tokenizer built with such a pattern, with either Unicode tables."""
+    ranks = get_encoding("cl100k_base").mergeable_ranks
+    ours = compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    theirs = tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    for text in ("hello world's ab", "a\U0001f600\U0001f600b1 \U0001d400 1 ab"):  # astral: stand-ins
+        assert ours.encode(text) == theirs.encode(text)
+        assert Tokenizer(ranks, pattern).encode(text) == theirs.encode(text)  # the regex package's tables
 
 
 @pytest.mark.parametrize("pattern", [r"[\p{L}&&\p{Ll}]+|.", r"[a-c--b]+|.", r"[a[b]]+|.", r"(?m)\w+$|."])

@@ -580,6 +580,15 @@ class ReSplitter:
             return [text[m.start() : m.end()] for m in self._compiled.finditer(substituted)]
         return [self._groups_of(text, m) for m in self._compiled.finditer(substituted)]
 
+    def whole_matches(self, text: str) -> list[str]:
+        """Each match's whole text, whatever its groups: what tiktoken's and HF's splits keep."""
+        if self._groups == 0:
+            return self.findall(text)
+        if self._standin_map is not None and not text.isascii() and _has_astral(text):
+            substituted = _ASTRAL.sub(lambda m: self._standin_map[m.group()], text)  # one for one
+            return [text[m.start() : m.end()] for m in self._compiled.finditer(substituted)]
+        return [m.group() for m in self._compiled.finditer(text)]
+
     def _groups_of(self, text: str, match: re.Match):
         """What findall returns for a match of a pattern with groups, sliced from `text`."""
         parts = tuple(text[s:e] if s >= 0 else "" for s, e in map(match.span, range(1, self._groups + 1)))

@@ -28,7 +28,7 @@ from ._batch_cuts import safe_cuts
 from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
 from ._gc import paused_gc
 from .added_tokens import token_regex
-from .patterns import compile_pattern, resolve_pattern
+from .patterns import compile_split, resolve_pattern
 from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
 from .validate import TokenizerFileError
@@ -90,7 +90,7 @@ class Tokenizer:
                 )
         self._special_decoder = {i: s.encode("utf-8") for s, i in self.special_tokens.items()}
         self.unicode = unicode  # None: the pattern's default flavour (patterns.default_unicode)
-        self._splitter = compile_pattern(pattern, unicode=unicode)
+        self._splitter = compile_split(pattern, unicode=unicode)
         self.preparation = preparation or None  # None: the text is split as it is (tiktoken)
         self.chunk_lookup = chunk_lookup
         if not chunk_lookup:  # the default path stays the method itself, unchanged

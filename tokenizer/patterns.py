@@ -43,7 +43,9 @@ __all__ = [  # what this module defines, and the re translation's public names, 
     "NoSplit",
     "ReSplitter",
     "Splitter",
+    "WholeMatches",
     "compile_pattern",
+    "compile_split",
     "default_engine",
     "default_unicode",
     "is_named",
@@ -207,6 +209,30 @@ def _compile(name_or_regex: str, engine: str, unicode: str) -> Splitter:
     if engine == "regex":
         return _compile_with_regex(pattern)
     return ReSplitter(_RE_SPLIT_FORMS.get(pattern, pattern), unicode=unicode)
+
+
+def compile_split(name_or_regex: str, unicode: str | None = None) -> Splitter:
+    """compile_pattern for an encoder: a pattern with capturing groups splits into whole matches,
+    as tiktoken's and HF's splits do (findall would give the groups' text and drop the rest)."""
+    splitter = compile_pattern(name_or_regex, unicode=unicode)
+    if getattr(splitter, "groups", 0) or getattr(splitter, "_groups", 0):
+        return WholeMatches(splitter)
+    return splitter
+
+
+class WholeMatches:
+    """A compiled pattern with capturing groups whose findall gives each match's whole text."""
+
+    def __init__(self, splitter: Splitter) -> None:
+        self.splitter = splitter
+
+    def findall(self, text: str) -> list[str]:
+        if isinstance(self.splitter, ReSplitter):
+            return self.splitter.whole_matches(text)
+        return [m.group() for m in self.splitter.finditer(text)]  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"WholeMatches({self.splitter!r})"
 
 
 class NoSplit:
