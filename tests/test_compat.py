@@ -329,6 +329,32 @@ def test_lone_surrogates_raise_where_tiktoken_raises(call, text):
     assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
 
 
+def test_numpy_and_other_integer_ids_decode_like_tiktoken():
+    """decode(encode_to_numpy(text)) raised TypeError (ids must be int, not uint32): tiktoken's Rust
+    reads any integer, numpy's and bools too; an id outside u32 is an OverflowError there."""
+    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    ids = ours.encode_to_numpy("hello world")
+    for tokens in (ids, list(ids), ids.astype(np.int64), [True, np.int32(15339)]):
+        for call in ("decode", "decode_bytes", "decode_tokens_bytes", "decode_with_offsets"):
+            assert getattr(ours, call)(tokens) == getattr(theirs, call)(tokens), call
+        assert ours.decode_batch([tokens]) == theirs.decode_batch([tokens])
+    assert ours.decode_single_token_bytes(np.uint32(15339)) == theirs.decode_single_token_bytes(
+        np.uint32(15339)
+    )
+    for bad, error in [
+        ([-1], OverflowError),
+        ([1 << 32], OverflowError),
+        ([1.0], TypeError),
+        (["1"], TypeError),
+    ]:
+        with pytest.raises(error):
+            theirs.decode(bad)
+        with pytest.raises(error):
+            ours.decode(bad)
+    with pytest.raises(OverflowError):
+        ours.decode_single_token_bytes(-1)
+
+
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="Unknown encoding"):
         compat.get_encoding("cl200k_base")

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, Literal
 
 from . import encodings
@@ -58,6 +59,7 @@ FIM_PREFIX = "<|fim_prefix|>"
 FIM_MIDDLE = "<|fim_middle|>"
 FIM_SUFFIX = "<|fim_suffix|>"
 _WHITESPACE_BYTES = frozenset(b" \n\t")  # what tiktoken's "all space" check accepts
+_U32_END = 1 << 32  # tiktoken's Rust reads token ids as u32: any other int is an OverflowError there
 
 
 class Encoding:
@@ -197,6 +199,7 @@ class Encoding:
     # ----- decoding ---------------------------------------------------------------------
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        tokens = _token_ids(tokens)
         try:
             return self._tokenizer.decode_bytes(tokens)
         except ValueError:
@@ -210,12 +213,12 @@ class Encoding:
     def decode_single_token_bytes(self, token: int) -> bytes:
         """One token's bytes (special tokens included); KeyError for an unknown id."""
         try:
-            return self._tokenizer.decode_single_token_bytes(token)
+            return self._tokenizer.decode_single_token_bytes(_token_id(token))
         except ValueError:
             raise KeyError(str(token)) from None
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
-        return [self.decode_single_token_bytes(t) for t in tokens]
+        return [self.decode_single_token_bytes(t) for t in _token_ids(tokens)]
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """The text, and for each token the index of the first character it has bytes of.
@@ -380,6 +383,24 @@ class Encoding:
             if covered >= length:
                 return tuple(tokens[:n])
         return tuple(tokens)
+
+
+def _token_id(token: Any) -> int:
+    """A token id as tiktoken's Rust reads it: any integer (numpy's, as encode_to_numpy gives
+    them, or a bool) is its int; anything else is a TypeError, an int outside u32 an OverflowError."""
+    token = operator.index(token)
+    if not 0 <= token < _U32_END:
+        raise OverflowError("out of range integral type conversion attempted")
+    return token
+
+
+def _token_ids(tokens: Iterable[Any]) -> list[int]:
+    """`_token_id` of each; a list of plain ints is checked at C speed and kept as it is."""
+    if type(tokens) is not list or not set(map(type, tokens)) <= {int}:
+        return list(map(_token_id, tokens))
+    if tokens and not (0 <= min(tokens) and max(tokens) < _U32_END):
+        raise OverflowError("out of range integral type conversion attempted")
+    return tokens
 
 
 def _require_utf8(text: str) -> None:
