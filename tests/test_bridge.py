@@ -344,6 +344,16 @@ def test_load_user_force_name_replaces_the_tokenizer_of_that_name():
     assert json.loads(bridge.merge_list("trained", "", 0, 100))["rows"] == [[256, 97, 98, b"ab".hex()]]
 
 
+def test_a_file_named_after_a_reference_encoding_never_takes_its_name(monkeypatch):
+    """The worker loads a reference encoding on first use: a file named p50k_base loaded before
+    that took the name, and the page's p50k_base panel (and its share link) showed the file's ids."""
+    monkeypatch.delitem(bridge._toks, "p50k_base", raising=False)  # not used yet in this worker
+    mine = Tokenizer.from_merges([(97, 98)], "gpt2", name="p50k_base")
+    info = json.loads(bridge.load_user(None, json.dumps(mine.to_json()), None, "p50k_base.json"))
+    assert info["name"] == "p50k_base-2"
+    assert int32s(bridge.encode("p50k_base-2", "ab")[0]) == [256]
+
+
 @pytest.mark.parametrize(
     ("files", "message"),
     [

@@ -29,6 +29,7 @@ from ..encodings import (
     ENCODING_PATTERN_NAMES,
     encoding_from_bytes,
     encoding_from_npm_json,
+    list_encodings,
     register_encoding,
 )
 from ..loading import from_texts
@@ -266,9 +267,12 @@ def info(name: str) -> str:
 
 
 def _unique_name(name: str) -> str:
+    """`name`, or `name-2`, `name-3`...: never a tokenizer's already here, nor a reference
+    encoding's, which the worker loads only on first use (a file named cl100k_base loaded before
+    took that name, and the page's cl100k_base panel and share links showed its ids)."""
     base = name or "custom"
     name, n = base, 2
-    while name in _toks:
+    while name in _toks or name in list_encodings():
         name, n = f"{base}-{n}", n + 1
     return name
 
