@@ -186,11 +186,9 @@ async function loadFiles(fileList) {
         payload.tiktoken = await readChecked(entry.tiktoken);
         payload.tiktokenName = entry.tiktoken.name; // an error in it names it, not the .json
       }
-      if (entry.json) {
-        const text = await readChecked(entry.json);
-        if (/"model"\s*:/.test(text.slice(0, 4096)) && !entry.tiktoken) payload.hf = text;
-        else payload.json = text;
-      }
+      // Ours or a Hugging Face tokenizer.json: the library tells them apart by their keys. (The
+      // page guessed from the text, and took our .json with a "model" in its metadata for HF's.)
+      if (entry.json) payload.json = await readChecked(entry.json);
       const info = await loadIntoWorker(payload, [entry.model, entry.tiktoken, entry.json].filter(Boolean));
       if (info.alreadyShown) loaded.push(`nothing new: ${stem} is already loaded, as ${info.name}`);
       else loaded.push(`loaded ${info.name} (${info.n_vocab} ids)`);

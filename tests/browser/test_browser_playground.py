@@ -543,6 +543,21 @@ def test_load_hugging_face_tokenizer_json(page: Page, trained, tmp_path):
     wait_ids(page, "tokenizer", tok.encode(text))
 
 
+def test_our_json_whose_metadata_names_a_model_is_read_as_ours(page: Page, trained, tmp_path):
+    # The page guessed a Hugging Face file from a '"model":' in the first 4 KB of the text, and
+    # refused this one ("model None is not supported") where the library loads it.
+    tok, folder = trained
+    meta = json.loads((folder / "swift400.json").read_text())
+    meta["name"] = "swiftmeta"
+    meta["metadata"] = {"model": "my-llm"}
+    path = tmp_path / "swiftmeta.json"
+    path.write_text(json.dumps(meta), encoding="utf-8")
+    page.get_by_test_id("load-files").set_input_files([path])
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded swiftmeta")
+    text = type_text(page, "a model in the metadata: Taylor's 1989 tour")
+    wait_ids(page, "swiftmeta", Tokenizer.load(path).encode(text))
+
+
 def test_load_minbpe_model(page: Page, trained, tmp_path):
     """A minbpe .model (from the file picker, then dropped) gives the library's ids; with its
     .tiktoken beside it the page says to load it alone."""
