@@ -100,13 +100,19 @@ def _info(tok: Tokenizer) -> str:
 def _add(tok: Tokenizer) -> str:
     _toks[tok.name] = jsmerge.attach(tok)
     _merge_cache.pop(tok.name, None)
+    _len_table(tok)  # now, in the load's time (see load_blob)
     return _info(tok)
 
 
 def load_blob(name: str, buf: Any) -> str:
-    """Register a reference encoding from its blob (tokenizer.encodings.pack_encoding)."""
+    """Register a reference encoding from its blob (tokenizer.encodings.pack_encoding).
+
+    The table of token lengths is built here, not by the first encode: a load may take a minute
+    (web/worker-client.js's deadlines), an encode 2 s, and the table of a file of 1.5 million ids
+    took longer than that, so its first encode was stopped as "too slow" and never shown."""
     tok = register_encoding(_bytes(buf))
     _toks[name] = jsmerge.attach(tok)
+    _len_table(tok)
     return _info(tok)
 
 
@@ -139,11 +145,13 @@ def _len_table(tok: Tokenizer) -> list[int] | dict[int, int]:
     gaps (a file may hold the 256 bytes and one id of 2**31 - 1) get a dict, looked up in C too."""
     table = getattr(tok, "_playground_lens", None)
     if table is None:
-        ids = len(tok.mergeable_ranks) + len(tok.duplicate_ids) + len(tok.special_tokens)
-        table = [0] * tok.n_vocab if tok.n_vocab <= MAX_LEN_TABLE_SLACK * ids else {}
+        duplicates = tok.duplicate_ids  # a property that walks every id: read once
+        n_vocab = tok.n_vocab  # the same
+        ids = len(tok.mergeable_ranks) + len(duplicates) + len(tok.special_tokens)
+        table = [0] * n_vocab if n_vocab <= MAX_LEN_TABLE_SLACK * ids else {}
         for token, rank in tok.mergeable_ranks.items():
             table[rank] = len(token)
-        for token_id in tok.duplicate_ids:
+        for token_id in duplicates:
             table[token_id] = len(tok.decode_single_token_bytes(token_id))
         for special, token_id in tok.special_tokens.items():
             table[token_id] = len(special.encode("utf-8"))
