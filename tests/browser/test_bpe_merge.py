@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 import shutil
 import subprocess
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,39 @@ def test_a_whole_text_in_the_page_hands_its_new_chunks_to_the_batch_merge():
     patch = IncrementalEncoder(tok).update(text)
     assert list(patch.ids) == tiktoken_reference("o200k_base").encode(text, allowed_special="all")
     assert batches and sum(batches) >= BATCH_MIN_CHUNKS
+
+
+def test_a_huge_vocabulary_merges_in_python_until_the_idle_steps_built_its_table(monkeypatch):
+    """A first use built the whole JavaScript table: seconds for a file of 1.5 million ids, over
+    an encode's 2 s deadline, so the page's first large encode with it was stopped as too slow.
+    Past ON_USE_TOKENS the merge declines (the Python loop runs) until prepare() has built it."""
+    tables, batches = [], []
+
+    class Module:  # web/bpe-merge.js's two functions, as the worker registers them
+        @staticmethod
+        def rankTable(tokens, lens, ranks, table=None):  # noqa: N802 (JavaScript's name)
+            tables.append(len(lens))
+            return (table or 0) + len(lens)
+
+        @staticmethod
+        def mergeBatch(table, data, lens):  # noqa: N802
+            batches.append(table)
+
+    ffi = types.ModuleType("pyodide.ffi")
+    ffi.to_js = lambda value: value
+    monkeypatch.setitem(sys.modules, "pyodide", types.ModuleType("pyodide"))
+    monkeypatch.setitem(sys.modules, "pyodide.ffi", ffi)
+    monkeypatch.setattr(jsmerge, "_js_module", lambda: Module)
+    pieces = [b"ab", b"ba"]
+    small = jsmerge.JsMerge(get_encoding("o200k_base").mergeable_ranks)
+    assert small(pieces) is None and batches == [len(get_encoding("o200k_base").mergeable_ranks)]
+    tables.clear()
+    huge = {bytes([i]): i for i in range(256)}
+    huge.update((b"%dx" % i, 256 + i) for i in range(jsmerge.ON_USE_TOKENS))
+    merge = jsmerge.JsMerge(huge)
+    assert merge(pieces) is None and tables == []  # declined, nothing built in the request
+    while not merge.prepare(1):  # the worker's idle steps
+        pass
+    assert sum(tables) == len(huge)
+    merge(pieces)
+    assert batches[-1] == len(huge)

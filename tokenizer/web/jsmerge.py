@@ -32,6 +32,11 @@ from ..core import Tokenizer
 
 JS_MODULE = "bpe_merge_js"  # the name web/worker.js registers web/bpe-merge.js under
 PREPARE_STEP = 16_384  # tokens added to a JavaScript table per step: 10-35 ms in Pyodide
+# Tokens a first use adds to the table at once: all of o200k_base's 200,000 (a few hundred ms).
+# A file of 1.5 million ids took seconds, over an encode's 2 s deadline (web/worker-client.js),
+# so the page stopped its first large encode as too slow: the Python loop merges until the
+# worker's idle steps have built a table that large.
+ON_USE_TOKENS = 1 << 18
 
 
 def rank_arrays(ranks: dict[bytes, int]) -> tuple[bytes, array, array]:
@@ -86,11 +91,13 @@ class JsMerge:
     Holds the tokenizer's ranks, not the tokenizer (no reference cycle: the JavaScript table, a
     Map of every token, goes as soon as the tokenizer does). The table is built PREPARE_STEP
     tokens at a time by `prepare` (the worker calls it while idle, a step per task, so that a
-    request waits for one step at most), and whatever is left on first use.
+    request waits for one step at most), and whatever is left on first use if that is at most
+    ON_USE_TOKENS (otherwise the merge declines until the idle steps are done).
     """
 
     def __init__(self, ranks: dict[bytes, int]) -> None:
         self._left: Iterator[tuple[bytes, int]] | None = iter(ranks.items())  # None: table complete
+        self._untabled = len(ranks)  # tokens not in the table yet
         self._table: Any = None  # a JsProxy of rankTable's Map
 
     def prepare(self, steps: int | None = None) -> bool:
@@ -107,6 +114,7 @@ class JsMerge:
                 self._left = None
                 stats.tables += 1
                 break
+            self._untabled -= len(part)
             tokens, lens, ranks = rank_arrays(part)
             args = (to_js(tokens), to_js(lens), to_js(ranks))
             self._table = (
@@ -121,6 +129,8 @@ class JsMerge:
             return None  # turned off, or outside the worker
         from pyodide.ffi import to_js
 
+        if self._untabled > ON_USE_TOKENS:
+            return None  # too many to add now: the Python loop merges
         self.prepare()
         if self._table is None:  # no tokens at all
             return None
