@@ -98,7 +98,7 @@ export function mountLearnView(root, app) {
   const tie = el("select", { "data-testid": "learn-tie-break", "aria-label": "tie-break rule" });
   for (const t of app.names.tie_breaks) tie.append(new Option(nameLabel("tie_break", t), t));
   const merges = el("input", {
-    type: "number", min: 1, max: 2000, value: 200, class: "learn-num",
+    type: "number", min: 0, max: 2000, value: 200, class: "learn-num",
     "data-testid": "learn-num-merges", "aria-label": "number of merges",
   });
   const minFreq = el("input", {
@@ -168,7 +168,10 @@ export function mountLearnView(root, app) {
   let busy = null; // the pending learn promise
 
   function currentRequest() {
-    const num = Math.max(1, Math.min(2000, Math.floor(Number(merges.value) || 200)));
+    // An empty field (or one the browser could not read as a number) is the default; 0 is 0
+    // merges, as the library takes it (it read as empty: 200 merges were learned).
+    const typed = merges.value.trim() === "" ? Number.NaN : Number(merges.value);
+    const num = Number.isFinite(typed) ? Math.max(0, Math.min(2000, Math.floor(typed))) : 200;
     const req = {
       corpus: corpus.value,
       mode: mode.value,

@@ -9,6 +9,8 @@ Pyodide costs seconds); conftest's guard fails the test on console errors or out
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import Page, expect
 
 from tests.browser.pages import visible
@@ -173,3 +175,19 @@ def test_a_huge_min_count_learns_nothing_and_says_why(app_page: Page):
     )
     expect(page.get_by_test_id("learn-error")).to_be_hidden()
     page.get_by_test_id("learn-min-frequency").fill("2")
+
+
+def test_zero_merges_learns_none(app_page: Page):
+    # "0" read as an empty field: 200 merges were learned (here 4, all the corpus has).
+    page = app_page
+    expect(page.get_by_test_id("learn-corpus")).to_be_visible(timeout=30_000)
+    page.get_by_test_id("learn-num-merges").fill("0")
+    page.get_by_test_id("learn-reset").click()
+    expect(page.get_by_test_id("learn-status")).to_contain_text("0 merges learned", timeout=30_000)
+    expect(page.get_by_test_id("learn-error")).to_be_hidden()
+    page.get_by_test_id("learn-num-merges").fill("")  # empty: the default
+    page.get_by_test_id("learn-reset").click()
+    expect(page.get_by_test_id("learn-status")).to_have_text(
+        re.compile(r"^[1-9]\d* merges? learned"), timeout=30_000
+    )
+    page.get_by_test_id("learn-num-merges").fill("200")
