@@ -39,10 +39,10 @@
 
 import { updateDiff } from "./diff.js";
 import "./inspect.js";
-import { addLearnedTokenizer, addTokenizerFromFiles, addTokenizerFromServer } from "./io.js";
+import { addLearnedTokenizer, addTokenizerFromFiles, addTokenizerFromServer, showLoadMessage } from "./io.js";
 import { addPanel, placePanelAfter, refreshAll, removePanel, renderSplit } from "./panels.js";
 import { displayText, rerenderAll } from "./render.js";
-import { readShareLink, writeShareLink } from "./share.js";
+import { readShareLink, shareLinkProblem, writeShareLink } from "./share.js";
 import { $, input, metrics, state } from "./state.js";
 import { getText, moveCaret, setText, textLength, utf8Before } from "./textbox.js";
 import { loadManifest, prefetch, rpc, setStatus, showFatal, workerReady } from "./worker-client.js";
@@ -143,6 +143,8 @@ async function boot() {
   const fromHash = readShareLink();
   if (fromHash && fromHash.text != null) setText(fromHash.text);
   const wanted = (fromHash && fromHash.encodings.filter((n) => names.includes(n))) || [];
+  const problem = shareLinkProblem(fromHash, names);
+  if (problem) showLoadMessage(problem, true);
   const initial = wanted.length ? wanted : state.manifest.default_encodings;
   prefetch(initial); // downloads overlap the boot
   for (const n of initial) addPanel(n);

@@ -19,7 +19,51 @@ export function readShareLink() {
   return {
     text: params.get("text"),
     encodings: (params.get("enc") || "").split(",").filter(Boolean),
+    damaged: textDamaged(location.hash.slice(1)),
   };
+}
+
+// URLSearchParams reads a broken escape (a link cut inside "%E6%9D", or edited) as U+FFFD or
+// as the literal "%..." without a word, so a damaged text would be shown as if it were shared.
+function textDamaged(fragment) {
+  for (const part of fragment.split("&")) {
+    const eq = part.indexOf("=");
+    // the key as URLSearchParams reads it ("t%65xt" is "text"): the first "text" is the text
+    if (new URLSearchParams(`${eq < 0 ? part : part.slice(0, eq)}=`).keys().next().value !== "text") continue;
+    try {
+      decodeURIComponent(part.slice(eq + 1).replace(/\+/g, " "));
+      return false;
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
+const MAX_NAMES_SHOWN = 5; // unknown names quoted in the message (a crafted link may hold thousands)
+const MAX_NAME_CHARS = 40;
+
+// What is wrong with an opened share link, or null: names this page has no encoding of (a link
+// cut short, edited, or from a page with other encodings) and a damaged text.
+export function shareLinkProblem(link, known) {
+  if (!link) return null;
+  const problems = [];
+  const unknown = [...new Set(link.encodings.filter((n) => !known.includes(n)))];
+  if (unknown.length) {
+    const quoted = unknown.slice(0, MAX_NAMES_SHOWN).map((n) => JSON.stringify(n.slice(0, MAX_NAME_CHARS)));
+    const more = unknown.length > MAX_NAMES_SHOWN ? ` and ${unknown.length - MAX_NAMES_SHOWN} more` : "";
+    problems.push(
+      `this share link names ${quoted.join(", ")}${more}, which this page has no encoding of ` +
+        `(it has ${known.join(", ")}): add the one you meant with the "add" menu`,
+    );
+  }
+  if (link.damaged) {
+    problems.push(
+      "this share link's text is damaged (cut short or edited: a broken %-escape), so parts of it " +
+        "may show as \uFFFD or as %-codes: ask for the link again",
+    );
+  }
+  return problems.length ? problems.join("; ") : null;
 }
 
 // Only the built-in encodings: a tokenizer loaded from disk or trained is not in the recipient's page.

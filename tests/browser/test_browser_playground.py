@@ -600,6 +600,22 @@ def test_share_link_round_trips(page: Page, open_page, live_server):
         wait_ids(other, name, get_encoding(name).encode(text))
 
 
+def test_a_share_link_with_unknown_names_or_a_damaged_text_says_so(open_page, live_server):
+    # Both were silent: the unknown names dropped (the default panels shown instead), the text
+    # cut inside an escape shown with U+FFFD as if it had been shared so ("t%65xt" is "text").
+    other = open_page(live_server, "/#enc=gpt2,cl100k_ba,%3Cb%3Ex%3C%2Fb%3E&t%65xt=hello%E6%9D")
+    msg = other.get_by_test_id("load-message")
+    expect(msg).to_contain_text(
+        'this share link names "cl100k_ba", "<b>x</b>", which this page has no encoding of'
+    )
+    expect(msg).to_contain_text("text is damaged")
+    expect(msg).to_have_class("message error")
+    assert other.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)") == ["gpt2"]
+    good = open_page(live_server, "/#enc=gpt2&text=caf%C3%A9+100%25")
+    expect(good.get_by_test_id("input")).to_have_value("café 100%")
+    expect(good.get_by_test_id("load-message")).to_be_hidden()
+
+
 def test_a_text_too_long_for_a_link_is_not_shared_as_one(page: Page):
     # 300,000 CJK characters make a 2.7 MB link: the page said "share link copied" and put it in
     # the address bar, but Chromium opens no URL over 2 MiB (net::ERR_ABORTED, a blank tab).
