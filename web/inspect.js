@@ -188,8 +188,11 @@ function treeNode(node) {
   );
 }
 
+// bridge.merge_list gives -1 + -1 for a token no two earlier tokens make (a file's token with no
+// merge path): shown as such, not as ids -1 + -1.
 function mergeRow([rank, a, b, h]) {
-  return el("li", { value: rank, "data-testid": "merge-row", "data-rank": rank, text: `${label(h)}  ←  ${a} + ${b}` });
+  const made = a < 0 ? "no merge of earlier tokens makes it" : `${a} + ${b}`;
+  return el("li", { value: rank, "data-testid": "merge-row", "data-rank": rank, text: `${label(h)}  ←  ${made}` });
 }
 
 // The merges in order (optionally only tokens containing the query), a page at a time.

@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.pages import panel, wait_ids
 from tests.helpers import CORPORA
-from tokenizer import Tokenizer, get_encoding, train
+from tokenizer import Tokenizer, formats, get_encoding, train
 
 DEFAULTS = ["cl100k_base", "o200k_base"]
 # Nested repeats: on 34 `a`s and no `b`, stdlib re tries about 2^34 ways before giving up.
@@ -346,6 +346,18 @@ def test_merge_list_follows_the_clicked_tokens_tokenizer(page: Page):
     expect(merge_list).to_have_attribute(
         "data-total", str(len(get_encoding("o200k_base").mergeable_ranks) - 256)
     )
+
+
+def test_merge_list_says_when_no_merge_makes_a_token(page: Page, tmp_path: Path):
+    # A .tiktoken token that no two earlier tokens make was listed as "abc  ←  -1 + -1".
+    ranks = {bytes([i]): i for i in range(256)} | {b"abc": 256, b"ab": 257}
+    (tmp_path / "nopath.tiktoken").write_text(formats.dump_tiktoken(ranks))
+    page.get_by_test_id("load-files").set_input_files([tmp_path / "nopath.tiktoken"])
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded nopath")
+    page.locator("#merge-box").evaluate("d => { d.open = true; }")
+    page.get_by_test_id("merge-encoding").select_option("nopath")
+    rows = page.get_by_test_id("merge-list").get_by_test_id("merge-row")
+    expect(rows).to_have_text(["abc  ←  no merge of earlier tokens makes it", "ab  ←  97 + 98"])
 
 
 def test_remove_button_stays_on_the_header_line_in_three_columns(page: Page):
