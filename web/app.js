@@ -160,4 +160,23 @@ async function boot() {
   mountOptionals();
 }
 
+// A share link opened in a tab that already shows the page (pasted into its address bar, or a
+// link to it clicked there) changes only the fragment: no new page loads, so without this the
+// tab went on showing its old text under the link's address (and its next keystroke wrote that
+// text over the link). The link's reference panels replace the others; a loaded one stays.
+window.addEventListener("hashchange", () => {
+  const link = readShareLink();
+  if (!link || !state.manifest) return;
+  const names = Object.keys(state.manifest.encodings);
+  if (link.text != null) setText(link.text);
+  const wanted = link.encodings.filter((n) => names.includes(n));
+  if (wanted.length) {
+    for (const p of [...state.panels]) if (names.includes(p.name) && !wanted.includes(p.name)) removePanel(p.name);
+    for (const n of wanted) addPanel(n);
+  }
+  const problem = shareLinkProblem(link, names);
+  if (problem) showLoadMessage(problem, true);
+  writeShareLink();
+});
+
 boot().catch((e) => showFatal(e.message));

@@ -616,6 +616,18 @@ def test_a_share_link_with_unknown_names_or_a_damaged_text_says_so(open_page, li
     expect(good.get_by_test_id("load-message")).to_be_hidden()
 
 
+def test_a_share_link_opened_in_a_tab_showing_the_page_shows_its_view(open_page, live_server):
+    # Only the fragment changes, so no page loads: the tab kept its text and panels under the
+    # link's address.
+    other = open_page(live_server, "/#enc=cl100k_base,o200k_base&text=hello")
+    other.goto(live_server + "/#enc=gpt2,nope&text=shared%20%E6%9D%B1")
+    expect(other.get_by_test_id("input")).to_have_value("shared 東")
+    expect(other.get_by_test_id("panel")).to_have_count(1)
+    wait_ids(other, "gpt2", get_encoding("gpt2").encode("shared 東"))
+    expect(other.get_by_test_id("load-message")).to_contain_text('names "nope"')
+    assert other.evaluate("() => location.hash") == "#enc=gpt2&text=shared+%E6%9D%B1"
+
+
 def test_a_text_too_long_for_a_link_is_not_shared_as_one(page: Page):
     # 300,000 CJK characters make a 2.7 MB link: the page said "share link copied" and put it in
     # the address bar, but Chromium opens no URL over 2 MiB (net::ERR_ABORTED, a blank tab).
