@@ -160,6 +160,13 @@ async function readChecked(file) {
   return text;
 }
 
+// A .tiktoken holds ranks only: alone, it is split with the library's default pattern, which
+// is not the one its tokenizer may use (tiktoken's own r50k_base.tiktoken is gpt2's pattern), so
+// its ids would differ from that tokenizer's without a word.
+const LONE_TIKTOKEN = (info) =>
+  `with the ${info.pattern} split pattern: a .tiktoken file holds no pattern (or special tokens); ` +
+  "load it together with its .json for its own";
+
 async function loadFiles(fileList) {
   const files = [...fileList];
   const stems = new Map();
@@ -191,6 +198,7 @@ async function loadFiles(fileList) {
       if (entry.json) payload.json = await readChecked(entry.json);
       const info = await loadIntoWorker(payload, [entry.model, entry.tiktoken, entry.json].filter(Boolean));
       if (info.alreadyShown) loaded.push(`nothing new: ${stem} is already loaded, as ${info.name}`);
+      else if (entry.tiktoken && !entry.json) loaded.push(`loaded ${info.name} (${info.n_vocab} ids) ${LONE_TIKTOKEN(info)}`);
       else loaded.push(`loaded ${info.name} (${info.n_vocab} ids)`);
     } catch (e) {
       showLoadMessage(`${stem}: ${e.message}`, true);

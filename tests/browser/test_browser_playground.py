@@ -558,6 +558,19 @@ def test_our_json_whose_metadata_names_a_model_is_read_as_ours(page: Page, train
     wait_ids(page, "swiftmeta", Tokenizer.load(path).encode(text))
 
 
+def test_a_lone_tiktoken_says_which_split_pattern_it_gets(page: Page, trained, tmp_path):
+    # A .tiktoken holds no pattern: alone it is split with gpt4's, and tiktoken's own
+    # r50k_base.tiktoken (gpt2's pattern) gave other ids than r50k_base without a word.
+    tok, folder = trained
+    path = tmp_path / "ranks.tiktoken"
+    path.write_text((folder / "swift400.tiktoken").read_text())
+    page.get_by_test_id("load-files").set_input_files([path])
+    expect(page.get_by_test_id("load-message")).to_have_text(
+        "loaded ranks (400 ids) with the gpt4 split pattern: a .tiktoken file holds no pattern "
+        "(or special tokens); load it together with its .json for its own"
+    )
+
+
 def test_load_minbpe_model(page: Page, trained, tmp_path):
     """A minbpe .model (from the file picker, then dropped) gives the library's ids; with its
     .tiktoken beside it the page says to load it alone."""
