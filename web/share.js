@@ -67,9 +67,10 @@ export function shareLinkProblem(link, known) {
 }
 
 // Only the built-in encodings: a tokenizer loaded from disk or trained is not in the recipient's page.
+// (Own keys: a loaded tokenizer named "toString" or "constructor" is `in` every object.)
 export function shareLink() {
   const params = new URLSearchParams();
-  params.set("enc", state.panels.map((p) => p.name).filter((n) => n in state.manifest.encodings).join(","));
+  params.set("enc", state.panels.map((p) => p.name).filter((n) => Object.hasOwn(state.manifest.encodings, n)).join(","));
   params.set("text", getText());
   return `${location.origin}${location.pathname}#${params.toString()}`;
 }

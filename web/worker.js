@@ -146,7 +146,7 @@ function fetchBlob(name) {
   let p = blobs.get(name);
   if (!p) {
     p = manifestP.then(async (m) => {
-      const entry = m.encodings[name];
+      const entry = Object.hasOwn(m.encodings, name) ? m.encodings[name] : null; // not "toString"
       if (!entry) throw new Error(`unknown tokenizer ${name}`);
       const r = await fetch(entry.file);
       if (!r.ok) throw new Error(`${entry.file}: HTTP ${r.status}`);

@@ -613,6 +613,18 @@ def test_share_link_round_trips(page: Page, open_page, live_server):
         wait_ids(other, name, get_encoding(name).encode(text))
 
 
+def test_a_loaded_tokenizer_named_like_an_object_key_is_not_shared(page: Page, trained):
+    # "toString" in {...} is true: the link named the loaded tokenizer as a reference encoding.
+    tok, folder = trained
+    meta = json.loads((folder / "swift400.json").read_text())
+    meta["name"] = "toString"
+    drop_files(page, [{"name": "toString.json", "text": json.dumps(meta)}])
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded toString")
+    wait_ids(page, "toString", tok.encode(type_text(page, "shared, or not")))
+    page.get_by_test_id("share").click()
+    assert page.evaluate("() => location.hash").startswith("#enc=cl100k_base%2Co200k_base&text=")
+
+
 def test_a_share_link_with_unknown_names_or_a_damaged_text_says_so(open_page, live_server):
     # Both were silent: the unknown names dropped (the default panels shown instead), the text
     # cut inside an escape shown with U+FFFD as if it had been shared so ("t%65xt" is "text").
