@@ -306,6 +306,7 @@ def test_info():
         "n_vocab": tok.n_vocab,
         "pattern": tok.pattern,
         "pattern_regex": tok.pattern_regex,
+        "custom_regexes": [],  # a named pattern: none that could backtrack
         "special_tokens": tok.special_tokens,
         "n_ranks": len(tok.mergeable_ranks),
     }
@@ -342,6 +343,19 @@ def test_load_user_force_name_replaces_the_tokenizer_of_that_name():
     info = json.loads(bridge.load_user(None, json.dumps(other.to_json()), None, "b.json", "trained"))
     assert info["name"] == "trained" and info["pattern"] == "gpt2"
     assert json.loads(bridge.merge_list("trained", "", 0, 100))["rows"] == [[256, 97, 98, b"ab".hex()]]
+
+
+def test_info_names_the_split_regexes_that_could_backtrack():
+    """The page's too-slow message names these, or says a named pattern cannot backtrack."""
+    regex = r"[a-z]+|\s+|\S"
+    custom = Tokenizer.from_merges([(97, 98)], regex, name="custom-split")
+    info = json.loads(bridge.load_user(None, json.dumps(custom.to_json()), None, "c.json"))
+    assert info["custom_regexes"] == [regex]
+    named = Tokenizer.from_merges([(97, 98)], "gpt4", name="named-split")
+    assert (
+        json.loads(bridge.load_user(None, json.dumps(named.to_json()), None, "n.json"))["custom_regexes"]
+        == []
+    )
 
 
 def test_a_file_named_after_a_reference_encoding_never_takes_its_name(monkeypatch):

@@ -302,16 +302,22 @@ function noteDropped(panel, res) {
   }
 }
 
+// Only a split regex that is not a named pattern can backtrack catastrophically (bridge.py's
+// custom_regexes: the named ones never do, tests/test_patterns.py); with none, the time went
+// into merging a long piece the pattern cannot cut, and the message says so, not "backtracks".
 function tooSlowMessage(panel, e) {
   const info = panel.info || {};
-  const pattern = info.pattern_regex || info.pattern || "?";
+  const custom = info.custom_regexes || [info.pattern_regex || info.pattern || "?"];
   const chars = countChars(getText());
-  return (
-    `${panel.name} is too slow on this text: encoding ${chars.toLocaleString("en")} characters with ` +
-    `its split pattern ${pattern} did not finish within ${(e.ms / 1000).toFixed(1)} s (a pattern ` +
-    "with nested repeats such as (?:a+)+ can backtrack for hours). The worker was restarted; " +
-    "this panel is encoded again when the text or the tokenizer changes."
-  );
+  const head =
+    `${panel.name} is too slow on this text: encoding ${chars.toLocaleString("en")} characters did not ` +
+    `finish within ${(e.ms / 1000).toFixed(1)} s`;
+  const why = custom.length
+    ? ` with its split pattern ${custom.join(" then ")} (a pattern with nested repeats such as (?:a+)+ ` +
+      "can backtrack for hours)"
+    : `; its split pattern, ${info.pattern}, cannot backtrack: the text holds a run the pattern cannot ` +
+      "cut (one character repeated many times, say), and merging it as one piece takes longer: shorten that run";
+  return `${head}${why}. The worker was restarted; this panel is encoded again when the text or the tokenizer changes.`;
 }
 
 function countChars(text) {

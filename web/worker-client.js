@@ -43,7 +43,11 @@ const DEADLINE_MS = {
   bench_load: 300000, // bench/browser.py parses every format of every encoding
 };
 const DEFAULT_DEADLINE_MS = 60000; // ops added later get a minute until they say otherwise
-const MS_PER_KCHAR = 20; // encode/split: extra per 1,000 characters (50 KB/s, 10x the slowest seen)
+// encode/split: extra per 1,000 characters. Most text encodes at 0.2-1 us a character in CPython,
+// but a long run the split pattern cannot cut is merged as one piece, superlinearly: 1,000,000
+// no-break spaces take gpt2 7 s in CPython, 15-16 s in Pyodide on a busy 2-core machine; at 20
+// (22 s for them) the page stopped that text as too slow.
+const MS_PER_KCHAR = 40;
 const MS_PER_KID = 5; // decode: extra per 1,000 ids
 const FIRST_USE_MS = DEADLINE_MS.prepare; // a tokenizer's first request in a worker also parses it
 const BUSY_AFTER_MS = 400; // a request this old shows in the status (typing never flickers it)

@@ -33,7 +33,7 @@ from ..encodings import (
     register_encoding,
 )
 from ..loading import from_texts
-from ..patterns import compile_pattern
+from ..patterns import NO_SPLIT, compile_pattern, is_named
 from ..stats import well_formed
 from . import analysis, jsmerge
 from . import learn as learn_mode
@@ -84,6 +84,14 @@ def warm_up() -> None:
         compile_pattern(pattern)
 
 
+def _custom_regexes(tok: Tokenizer) -> list[str]:
+    """The tokenizer's split regexes that are not named patterns (its pre-splits, then its
+    pattern): only these can backtrack catastrophically, so a too-slow encode names them, and
+    with none the page says the time went into merging a long piece (web/panels.js)."""
+    pre_splits = tok.preparation.pre_splits if tok.preparation is not None else ()
+    return [p for p in (*pre_splits, tok.pattern) if p != NO_SPLIT and not is_named(p)]
+
+
 def _info(tok: Tokenizer) -> str:
     return json.dumps(
         {
@@ -91,6 +99,7 @@ def _info(tok: Tokenizer) -> str:
             "n_vocab": tok.n_vocab,
             "pattern": tok.pattern,
             "pattern_regex": tok.pattern_regex,
+            "custom_regexes": _custom_regexes(tok),
             "special_tokens": tok.special_tokens,
             "n_ranks": len(tok.mergeable_ranks),
         }
