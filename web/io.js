@@ -180,7 +180,10 @@ async function loadFiles(fileList) {
     entry[m[2].toLowerCase()] = f;
     stems.set(m[1], entry);
   }
+  // Each tokenizer is loaded or refused on its own: a refused one stopped the loop, so the ones
+  // after it were never loaded and the message named neither them nor those loaded before it.
   const loaded = [];
+  const refused = [];
   for (const [stem, entry] of stems) {
     try {
       if (entry.model && (entry.json || entry.tiktoken)) {
@@ -201,11 +204,10 @@ async function loadFiles(fileList) {
       else if (entry.tiktoken && !entry.json) loaded.push(`loaded ${info.name} (${info.n_vocab} ids) ${LONE_TIKTOKEN(info)}`);
       else loaded.push(`loaded ${info.name} (${info.n_vocab} ids)`);
     } catch (e) {
-      showLoadMessage(`${stem}: ${e.message}`, true);
-      return;
+      refused.push(`${stem}: ${e.message}`);
     }
   }
-  if (loaded.length) showLoadMessage(loaded.join("; "), false);
+  if (refused.length || loaded.length) showLoadMessage([...refused, ...loaded].join("; "), refused.length > 0);
 }
 
 $("#load-files").addEventListener("change", (e) => {

@@ -470,6 +470,27 @@ def test_bad_files_give_a_clear_message(page: Page, tmp_path):
     expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
 
 
+def test_a_refused_file_does_not_stop_the_others(page: Page, trained):
+    # The first refusal ended the loop: "after.json" was never loaded, and neither it nor
+    # "before.json" (loaded, with a panel) was named in the message.
+    tok, folder = trained
+    meta = json.loads((folder / "swift400.json").read_text())
+    files = [{"name": "bad.json", "text": "{nope"}]
+    for name in ("before", "after"):
+        files.insert(
+            0 if name == "before" else 2, {"name": f"{name}.json", "text": json.dumps({**meta, "name": name})}
+        )
+    drop_files(page, files)
+    msg = page.get_by_test_id("load-message")
+    expect(msg).to_have_text(
+        re.compile(
+            r"^bad: bad\.json:1: invalid JSON: .*; loaded before \(401 ids\); loaded after \(401 ids\)$"
+        )
+    )
+    expect(msg).to_have_class("message error")
+    wait_ids(page, "after", tok.encode(type_text(page, "after the refusal")))
+
+
 def test_a_file_that_is_not_utf8_is_refused_as_on_the_command_line(page: Page, tmp_path):
     """file.text() read the Latin-1 é as U+FFFD, and the .model loaded with a special token
     'caf\ufffd'; the command line refuses it. A byte-order mark reaches the library too."""
