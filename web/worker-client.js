@@ -52,9 +52,24 @@ const MS_PER_KID = 5; // decode: extra per 1,000 ids
 const FIRST_USE_MS = DEADLINE_MS.prepare; // a tokenizer's first request in a worker also parses it
 const BUSY_AFTER_MS = 400; // a request this old shows in the status (typing never flickers it)
 
+// What to do about an op that ran out of time (the panels write their own message, panels.js):
+// the command line runs the same library without a deadline.
+const TIMEOUT_HINTS = {
+  audit: "the command line has no time limit: python -m tokenizer audit",
+  stats: "the command line has no time limit: python -m tokenizer stats",
+  sweep: "the command line has no time limit: python -m tokenizer stats --sweep",
+  vocab_diff: "the command line has no time limit: python -m tokenizer diff",
+  merge_list: "a shorter search, or the command line's audit, may do",
+  learn: "a shorter corpus, fewer merges or another split regex: one with nested repeats can backtrack for hours",
+};
+const DEFAULT_TIMEOUT_HINT = "try a shorter text or fewer ids";
+
 export class WorkerTimeout extends Error {
   constructor(op, name, ms) {
-    super(`${op}${name ? ` with ${name}` : ""} took over ${(ms / 1000).toFixed(1)} s; the worker was restarted`);
+    super(
+      `${op}${name ? ` with ${name}` : ""} took over ${(ms / 1000).toFixed(1)} s; the worker was restarted ` +
+        `(${TIMEOUT_HINTS[op] || DEFAULT_TIMEOUT_HINT})`,
+    );
     this.name = "WorkerTimeout";
     this.op = op;
     this.tokenizer = name;
