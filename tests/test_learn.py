@@ -235,3 +235,12 @@ def test_a_custom_pattern_gets_the_split_regex_checks():
     with pytest.raises(ValueError, match="has 1 capturing group"):
         learn.handle({**request, "pattern": r"(a)|\S"})
     assert learn.handle({**request, "pattern": r"\w+|\s"})["num_merges"] == 5
+
+
+def test_a_custom_regex_that_skips_text_says_how_much():
+    # "(?:a|b)+" keeps the a's of "nation station ration" only: 0 merges, as if it were the corpus's
+    corpus = "nation station ration"
+    skipping = learn.handle({"corpus": corpus, "pattern": "(?:a|b)+", "num_merges": 5})
+    assert skipping["dropped_bytes"] == len(corpus) - corpus.count("a")
+    assert learn.handle({"corpus": corpus, "pattern": "gpt4", "num_merges": 5})["dropped_bytes"] == 0
+    assert learn.handle({"corpus": "naïve café", "pattern": r"\S+", "num_merges": 5})["dropped_bytes"] == 1

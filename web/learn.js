@@ -217,8 +217,14 @@ export function mountLearnView(root, app) {
         renderedK = -1;
         const ms = Math.round(performance.now() - t0);
         const n = res.steps.length;
+        const dropped = res.dropped_bytes
+          ? ` · its split regex skips ${res.dropped_bytes.toLocaleString("en")} of ` +
+            `${res.stats.bytes.toLocaleString("en")} bytes of the corpus (not learned from)`
+          : "";
         status.textContent =
-          `${n} merge${n === 1 ? "" : "s"} learned in ${ms} ms` + (res.stop_reason ? ` · stopped: ${res.stop_reason}` : "");
+          `${n} merge${n === 1 ? "" : "s"} learned in ${ms} ms` +
+          (res.stop_reason ? ` · stopped: ${res.stop_reason}` : "") +
+          dropped;
         return true;
       })
       .catch((e) => {

@@ -191,3 +191,21 @@ def test_zero_merges_learns_none(app_page: Page):
         re.compile(r"^[1-9]\d* merges? learned"), timeout=30_000
     )
     page.get_by_test_id("learn-num-merges").fill("200")
+
+
+def test_a_custom_regex_that_skips_corpus_text_says_so(app_page: Page):
+    # The run said "0 merges learned" as if the corpus had no pair to merge; the regex kept its a's.
+    page = app_page
+    expect(page.get_by_test_id("learn-corpus")).to_be_visible(timeout=30_000)
+    page.get_by_test_id("learn-corpus").fill("nation station ration")
+    page.get_by_test_id("learn-pattern").select_option("custom")
+    page.get_by_test_id("learn-regex").fill("(?:a|b)+")
+    page.get_by_test_id("learn-reset").click()
+    expect(page.get_by_test_id("learn-status")).to_contain_text(
+        "its split regex skips 18 of 21 bytes of the corpus (not learned from)", timeout=30_000
+    )
+    page.get_by_test_id("learn-pattern").select_option("gpt4")
+    page.get_by_test_id("learn-reset").click()
+    expect(page.get_by_test_id("learn-status")).to_contain_text("merges learned", timeout=30_000)
+    expect(page.get_by_test_id("learn-status")).not_to_contain_text("skips")
+    page.get_by_test_id("learn-preset").select_option("nation station ration")  # the default corpus again

@@ -181,6 +181,9 @@ def _learn_bytes(req: Request) -> dict:
             "chunks": stats["chunks"],
             "unique_chunks": stats["unique_chunks"],
         },
+        # A custom regex that does not match some of the corpus leaves it out of training, as
+        # `train` does (it warns); the page says how much, so the result is not taken for the corpus's.
+        "dropped_bytes": stats["bytes"] - sum(len(chunk.encode("utf-8")) * n for chunk, n in counts.items()),
         "view": _bytes_view(req.corpus, req.pattern, result.merges),
     }
 
