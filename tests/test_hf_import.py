@@ -428,6 +428,17 @@ REFUSED = [
 ]
 
 
+def test_an_added_token_with_a_lone_surrogate_is_named():
+    """A JSON "\\ud83d" escape alone in an added token said Python's "'utf-8' codec can't encode
+    character", naming neither the token nor the fix."""
+    obj = hf_json(added_tokens=[{"id": 0, "content": "<\ud83d>", "special": True}])
+    with pytest.raises(
+        ValueError,
+        match=r"^bad.json: added_tokens\[0\] \('<\\ud83d>'\) holds a lone surrogate .* or remove the token",
+    ):
+        from_hf_json(obj, "bad.json")
+
+
 @pytest.mark.parametrize(("make", "message"), REFUSED, ids=[m for _, m in REFUSED])
 def test_what_cannot_be_represented_is_refused_by_name(make, message):
     with pytest.raises(ValueError, match="^bad.json: ") as info:

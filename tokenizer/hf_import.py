@@ -80,7 +80,7 @@ from .preparation import (
     unicode_checked,
 )
 from .regex_check import check_hf_split_regex
-from .validate import TokenizerFileError, check_id, check_special_count, check_type
+from .validate import TokenizerFileError, check_id, check_special_count, check_text, check_type
 
 IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing", "BertProcessing")
 # HF's Digits splits where Rust's char::is_numeric (categories N*) changes, at the Unicode of the
@@ -352,6 +352,7 @@ def _added_tokens(
         where = f"{source}: added_tokens[{i}]"
         if not isinstance(token, dict) or not isinstance(token.get("content"), str) or not token["content"]:
             raise TokenizerFileError(f"{where}: needs a non-empty string 'content' and an 'id'")
+        check_text(token["content"], f"{where} ({token['content']!r})")
         special_flag = _flag(token, "special", False, source, f"added_tokens[{i}]")
         normalized = _flag(token, "normalized", not special_flag, source, f"added_tokens[{i}]")
         if not normalized:

@@ -155,11 +155,7 @@ def check_special_tokens(value: Any, source: str, key: str = "special_tokens") -
                 f"{source}: key {key!r} has an empty special token (id {_show(token_id)}); "
                 "it would match between every two characters: remove it"
             )
-        if not _is_text(token):
-            raise TokenizerFileError(
-                f"{source}: {key}[{token!r}] holds a lone surrogate (half of a UTF-16 pair), which is "
-                "not text and has no UTF-8 bytes: write the whole character, or remove the token"
-            )
+        check_text(token, f"{source}: {key}[{token!r}]")
         check_id(token_id, f"{source}: {key}[{token!r}]")
         if token_id in seen:
             raise TokenizerFileError(
@@ -169,13 +165,15 @@ def check_special_tokens(value: Any, source: str, key: str = "special_tokens") -
     return dict(value)
 
 
-def _is_text(value: str) -> bool:
+def check_text(token: str, where: str) -> None:
     """No lone surrogate (JSON's "\\ud83d" escape alone): a special token must have UTF-8 bytes."""
     try:
-        value.encode("utf-8")
+        token.encode("utf-8")
     except UnicodeEncodeError:
-        return False
-    return True
+        raise TokenizerFileError(
+            f"{where} holds a lone surrogate (half of a UTF-16 pair), which is not text and has no "
+            "UTF-8 bytes: write the whole character, or remove the token"
+        ) from None
 
 
 def check_special_count(count: int, source: str, key: str) -> None:
