@@ -198,6 +198,7 @@ def saved_json_parts(
             raise TokenizerFileError(f"{source}: has no merges and there is no .tiktoken file next to it")
         decoder = _saved_duplicates(meta.get("duplicate_ids"), ranks, source)
         check_disjoint(special, set(decoder or ranks.values()), source)
+        _check_vocab_size(meta, max(decoder or ranks.values()), special, source)
         return TokenizerParts(
             source,
             name,
@@ -211,6 +212,7 @@ def saved_json_parts(
         )
     merges = check_merges(meta["merges"], source)
     check_disjoint(special, range(256 + len(merges)), source)
+    _check_vocab_size(meta, 255 + len(merges), special, source)
     return TokenizerParts(
         source,
         name,
@@ -222,6 +224,19 @@ def saved_json_parts(
         ranks_source=tiktoken_source,
         **options,
     )
+
+
+def _check_vocab_size(meta: dict[str, Any], largest: int, special: dict[str, int], source: str) -> None:
+    """The saved vocab_size (n_vocab when saved: one more than the largest id) must still be
+    that: a .json edited by hand said 5 for 270 tokens, and loaded without a word."""
+    if "vocab_size" not in meta:
+        return
+    n_vocab = max([largest, *special.values()]) + 1
+    if type(meta["vocab_size"]) is not int or meta["vocab_size"] != n_vocab:
+        raise TokenizerFileError(
+            f"{source}: key 'vocab_size' is {meta['vocab_size']!r}, but the tokenizer's ids go up to "
+            f"{n_vocab - 1:,}: the file was edited or is damaged; set it to {n_vocab}, or remove the key"
+        )
 
 
 def _saved_duplicates(value: Any, ranks: dict[bytes, int], source: str) -> dict[int, bytes] | None:
