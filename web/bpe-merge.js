@@ -150,3 +150,9 @@ export function mergeBatch(table, data, lens) {
   }
   return { ids: Int32Array.from(ids), counts };
 }
+
+// Forget the pair ranks met so far (bench/browser.py times a cold encode: tokenizer/web/bridge.py's
+// forget_chunks empties every cache an encode fills).
+export function forgetPairs(table) {
+  stateOf(table).pairs = null;
+}

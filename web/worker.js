@@ -128,7 +128,10 @@ const booted = (async () => {
   py = pyodide;
   progress("wheel", { label: "Installing the tokenizer…", boot_ms: performance.now() - t0 });
   py.unpackArchive(wheel, "wheel");
-  if (merge) py.registerJsModule(MERGE_MODULE, { mergeBatch: merge.mergeBatch, rankTable: merge.rankTable });
+  if (merge) {
+    const { mergeBatch, rankTable, forgetPairs } = merge;
+    py.registerJsModule(MERGE_MODULE, { mergeBatch, rankTable, forgetPairs });
+  }
   // Already imported when booted from the snapshot. The module proxy lives as long as this
   // worker: destroying it would destroy the function proxies borrowed from it.
   const bridge = py.pyimport(BRIDGE_MODULE);

@@ -78,7 +78,10 @@ def test_a_loaded_tokenizer_takes_the_js_merge_and_equals_tiktoken(open_page, li
         """async ([tiktoken, text]) => {
             const {info} = await window.__bpe.rpc('load', {tiktoken, filename: 'small.tiktoken'});
             const r = await window.__bpe.rpc('encode', {name: info.name, text});
-            return Array.from(r.ids);
+            // again with every cache emptied, the JavaScript pair ranks too (as bench/browser.py)
+            await window.__bpe.rpc('forget_chunks', {});
+            const again = await window.__bpe.rpc('encode', {name: info.name, text});
+            return Array.from(r.ids).join() === Array.from(again.ids).join() ? Array.from(r.ids) : null;
         }""",
         [formats.dump_tiktoken(ranks), text],
     )
@@ -87,4 +90,4 @@ def test_a_loaded_tokenizer_takes_the_js_merge_and_equals_tiktoken(open_page, li
     )
     assert got == reference.encode(text) == loaded.encode(text)
     after = merge_stats(page)
-    assert after["pieces"] - before["pieces"] >= BATCH_MIN_CHUNKS, after
+    assert after["pieces"] - before["pieces"] >= 2 * BATCH_MIN_CHUNKS, after

@@ -144,9 +144,12 @@ def merge_stats(enabled: bool | None = None) -> str:
 
 def forget_chunks() -> None:
     """Empty every tokenizer's chunk cache: bench/browser.py times a cold encode, as CPython's
-    with a fresh tokenizer (a warm one only looks its chunks up)."""
+    with a fresh tokenizer (a warm one only looks its chunks up), and the JavaScript batch
+    merge's cache of pair ranks."""
     for tok in _toks.values():
         tok._cache.clear()
+        if isinstance(tok.batch_merge, jsmerge.JsMerge):
+            tok.batch_merge.forget()
 
 
 def _len_table(tok: Tokenizer) -> list[int] | dict[int, int]:

@@ -123,6 +123,12 @@ class JsMerge:
             steps = None if steps is None else steps - 1
         return self._left is None
 
+    def forget(self) -> None:
+        """Empty the JavaScript side's cache of pair ranks (its table of tokens stays)."""
+        module = _js_module()
+        if module is not None and self._table is not None:
+            module.forgetPairs(self._table)
+
     def __call__(self, pieces: list[bytes]) -> list[tuple[int, ...]] | None:
         module = _js_module()
         if not stats.enabled or module is None:
