@@ -131,6 +131,30 @@ def test_backtracking_in_the_pages_re_is_refused_by_a_child_probe(source):
     assert time.perf_counter() - started < PROBE_SECONDS + _re_probe.STARTUP_SECONDS
 
 
+# polynomial: microseconds on 48 characters, minutes on a word of 100,000 (\w*x: each start scans
+# the rest of the run, then \w takes one character; \w*\w*x tries every split as well)
+POLYNOMIAL = [r"\w*x|\w|\s+|\S", r"\w*\w*x|\w|\s+|\S", r"[a-z]+[0-9]|[a-z]|\s+|\S"]
+
+
+@pytest.mark.parametrize("source", POLYNOMIAL)
+def test_backtracking_that_grows_with_a_power_of_the_run_is_refused(source):
+    """A 100,000-letter word held the command line for minutes (the sample had no long word, so
+    the sample check passed); runs of LONG_PROBE_CHARS show it in about a second."""
+    if not patterns.regex_importable():
+        pytest.skip("only the regex package can stop a match")
+    assert patterns.compile_pattern(source).findall("a" * 48 + "\0x1") is not None  # 48: at once
+    with pytest.raises(ValueError, match=r"backtracks on long runs: 20,000 '\w' in a row took over 1.0 s"):
+        check_split_regex(source)
+
+
+@pytest.mark.parametrize(
+    "source", [r"\w*x|\w+|\s+|\S", r"\p{L}+|\p{N}+|\s+|\S", r"[a-z]+[0-9]|[a-z]+|\s+|\S"]
+)
+def test_a_repeat_that_fails_once_per_run_passes(source):
+    """The same repeats, but what matches instead takes the whole run: one scan per run, linear."""
+    assert check_split_regex(source) == []
+
+
 def test_the_child_probe_passes_sane_regexes_and_says_when_it_cannot_probe(monkeypatch):
     runs = ("a" * 48 + "\0", "ab" * 24 + "\0")
     assert _re_probe.first_overrun(r"\w+|\s+|\S", runs, 5.0) is None

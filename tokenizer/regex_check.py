@@ -68,6 +68,13 @@ RE_PROBE_SECONDS = 0.25
 PROBE_KINDS = "aA1 \t\n.,'-_é中🙂"  # letters, digits, spaces, punctuation, non-ASCII
 MAX_PROBES = 64  # runs tried: the kinds plus the first literal characters of the regex
 MAX_PAIR_LITERALS = 16  # literal characters whose pairs are tried: at most 240 runs of ~20 us each
+# Polynomial backtracking passes those runs in microseconds and hangs on a long word: \w*\w*x
+# tries every split of the rest of a word at each start (cubic; \w*x is quadratic: 0.7 s for
+# 20,000 letters, minutes for a 100,000-letter word). So the one-character kinds are run again,
+# LONG_PROBE_CHARS each, within LONG_PROBE_SECONDS for all: linear regexes (the named patterns,
+# \p{L}+|\p{N}+|\s+|\S) take 0.003-0.09 s for all of them.
+LONG_PROBE_CHARS = 20_000
+LONG_PROBE_SECONDS = 1.0
 # seconds for matching the sample (the built-in patterns take ~0.015 s on MAX_SAMPLE_CHARS): a
 # regex that needs longer backtracks on this text, and the whole corpus would take forever.
 SAMPLE_SECONDS = 5.0
@@ -275,6 +282,14 @@ def _check_backtracking(source: str, splitter) -> None:
     if overrun is not None:
         engine = " in Python's re (the engine the page's encoder runs)"
         raise _backtracks(source, units[overrun], engine, RE_PROBE_SECONDS)
+    deadline = time.monotonic() + LONG_PROBE_SECONDS
+    spent: dict[str, float] = {}  # the slowest run is named, not the one the budget ran out on
+    for unit in PROBE_KINDS:
+        started = time.monotonic()
+        done = _bounded_findall(splitter, unit * LONG_PROBE_CHARS + tail, deadline - started)
+        spent[unit] = time.monotonic() - started
+        if done is None:
+            raise _grows(source, max(spent, key=spent.__getitem__))
 
 
 def _backtracks(source: str, unit: str, engine: str = "", seconds: float = PROBE_SECONDS) -> ValueError:
@@ -284,6 +299,18 @@ def _backtracks(source: str, unit: str, engine: str = "", seconds: float = PROBE
         "repeats that can match the same text in several ways, such as (?:a|a)+, (?:a|aa)*, (?:a+)+ "
         "or (?:a|b|ab)+, cause it: make the alternatives exclusive, or use possessive or atomic "
         "forms (a++, (?>...))"
+    )
+
+
+def _grows(source: str, unit: str) -> ValueError:
+    return ValueError(
+        f"the split regex {_short(source)} backtracks on long runs: {LONG_PROBE_CHARS:,} {unit!r} in "
+        f"a row took over {LONG_PROBE_SECONDS} s with the other runs probed (the time grows with a "
+        "power of the run's length: a word of 100,000 characters would take minutes). At each start "
+        "a repeat scans the rest of the run and fails (\\w*x without an x; \\w*\\w*x tries every "
+        "split too), and what matches instead takes one character, so the scan starts over one "
+        "character on: let that alternative take the run whole (\\w+ rather than \\w), or drop "
+        "the repeat"
     )
 
 
