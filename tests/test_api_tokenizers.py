@@ -190,14 +190,24 @@ def test_damaged_pair_is_broken_with_the_loaders_reason(client, server_dirs, dam
 
 
 def test_listing_shows_what_the_files_hold_not_what_the_json_says(client, server_dirs):
-    """The .json's own "vocab_size" is a note the loader ignores: -5 was listed as the size."""
+    """The .json's own "vocab_size": -5 was listed as the size; the listing shows what the files
+    hold, and the loader (which once ignored the key) now refuses a vocab_size the ids disagree
+    with, so such a pair is listed as broken with the reason."""
     _, data = server_dirs
     tok = save_tokenizer(data, "x")
-    meta = json.loads((data / "x.json").read_text())
-    (data / "x.json").write_text(json.dumps({**meta, "vocab_size": -5}))
     [entry] = client.get("/api/tokenizers").get_json()["trained"]
     assert entry["vocab_size"] == tok.n_vocab and entry["merges"] == len(tok.merges)
     assert entry["special_tokens"] == tok.special_tokens
+    meta = json.loads((data / "x.json").read_text())
+    (data / "x.json").write_text(json.dumps({**meta, "vocab_size": -5}))
+    listing = client.get("/api/tokenizers").get_json()
+    assert listing["trained"] == []
+    [broken] = listing["broken"]
+    assert (
+        broken["name"] == "x"
+        and f"key 'vocab_size' is -5, but the tokenizer's ids go up to {tok.n_vocab - 1:,}"
+        in broken["reason"]
+    )
 
 
 def test_a_delete_the_server_may_not_do_is_said_not_an_internal_error(client, server_dirs, monkeypatch):
