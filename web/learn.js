@@ -169,9 +169,10 @@ export function mountLearnView(root, app) {
 
   function currentRequest() {
     // An empty field (or one the browser could not read as a number) is the default; 0 is 0
-    // merges, as the library takes it (it read as empty: 200 merges were learned).
+    // merges, as the library takes it (it read as empty: 200 merges were learned). A count out of
+    // range goes as typed, and the library's error says the range (5000 was quietly 2000).
     const typed = merges.value.trim() === "" ? Number.NaN : Number(merges.value);
-    const num = Number.isFinite(typed) ? Math.max(0, Math.min(2000, Math.floor(typed))) : 200;
+    const num = Number.isFinite(typed) ? Math.floor(typed) : 200;
     const req = {
       corpus: corpus.value,
       mode: mode.value,

@@ -193,6 +193,22 @@ def test_zero_merges_learns_none(app_page: Page):
     page.get_by_test_id("learn-num-merges").fill("200")
 
 
+def test_a_merge_count_out_of_range_is_an_error_not_clamped(app_page: Page):
+    # 5000 was learned as 2000 and -3 as 0, said only by the status's count
+    page = app_page
+    expect(page.get_by_test_id("learn-corpus")).to_be_visible(timeout=30_000)
+    for typed, shown in (("5000", "got 5000"), ("-3", "got -3")):
+        page.get_by_test_id("learn-num-merges").fill(typed)
+        page.get_by_test_id("learn-reset").click()
+        expect(page.get_by_test_id("learn-error")).to_contain_text(
+            f"num_merges must be between 0 and 2000, {shown}", timeout=30_000
+        )
+    page.get_by_test_id("learn-num-merges").fill("200")
+    page.get_by_test_id("learn-reset").click()
+    expect(page.get_by_test_id("learn-status")).to_contain_text("merges learned", timeout=30_000)
+    expect(page.get_by_test_id("learn-error")).to_be_hidden()
+
+
 def test_a_custom_regex_that_skips_corpus_text_says_so(app_page: Page):
     # The run said "0 merges learned" as if the corpus had no pair to merge; the regex kept its a's.
     page = app_page
