@@ -177,7 +177,13 @@ async function loadFiles(fileList) {
       return;
     }
     const entry = stems.get(m[1]) || {};
-    entry[m[2].toLowerCase()] = f;
+    const kind = m[2].toLowerCase();
+    if (entry[kind]) {
+      // from two folders, or a.json and a.JSON: the later one replaced the first without a word
+      showLoadMessage(`${entry[kind].name} and ${f.name}: two .${kind} files for ${m[1]}; load them one at a time`, true);
+      return;
+    }
+    entry[kind] = f;
     stems.set(m[1], entry);
   }
   // Each tokenizer is loaded or refused on its own: a refused one stopped the loop, so the ones

@@ -470,6 +470,19 @@ def test_bad_files_give_a_clear_message(page: Page, tmp_path):
     expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
 
 
+def test_two_files_of_one_kind_for_one_tokenizer_are_refused(page: Page, trained):
+    # a.json and a.JSON (or two folders' a.json) in one drop: the later one was loaded, silently
+    _, folder = trained
+    text = (folder / "swift400.json").read_text()
+    drop_files(page, [{"name": "swift400.json", "text": text}, {"name": "swift400.JSON", "text": text}])
+    msg = page.get_by_test_id("load-message")
+    expect(msg).to_contain_text(
+        "swift400.json and swift400.JSON: two .json files for swift400; load them one at a time"
+    )
+    expect(msg).to_have_class("message error")
+    expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
+
+
 def test_a_refused_file_does_not_stop_the_others(page: Page, trained):
     # The first refusal ended the loop: "after.json" was never loaded, and neither it nor
     # "before.json" (loaded, with a panel) was named in the message.
