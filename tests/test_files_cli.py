@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
 import tiktoken
@@ -126,10 +127,12 @@ def test_bad_json_fields(tmp_path):
         Tokenizer.load(tmp_path / "nothing")
 
 
-def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str, stdin: str | IO | int | None = None) -> subprocess.CompletedProcess:
+    """The CLI in a fresh process; `stdin` is its text, or a file (or subprocess.DEVNULL) to read."""
+    where = {"input": stdin} if stdin is None or isinstance(stdin, str) else {"stdin": stdin}
     return subprocess.run(
         [sys.executable, "-m", "tokenizer", *args],
-        input=stdin,
+        **where,
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -369,14 +372,7 @@ def test_stdin_that_never_ends_or_is_closed_is_an_error():
         ["stats", "-", "-t", "gpt2"],
     ):
         with open("/dev/zero", "rb") as zero:
-            result = subprocess.run(
-                [sys.executable, "-m", "tokenizer", *command],
-                stdin=zero,
-                capture_output=True,
-                text=True,
-                cwd=ROOT,
-                timeout=60,
-            )
+            result = run_cli(*command, stdin=zero)
         assert result.returncode == 2, (command, result.stderr)
         assert "stdin is a device (such as /dev/zero), not text" in result.stderr
         result = subprocess.run(  # the shell closes stdin, then runs the command
@@ -392,11 +388,5 @@ def test_stdin_that_never_ends_or_is_closed_is_an_error():
         )
         assert "Traceback" not in result.stderr
     assert run_cli("decode", "-e", "gpt2", stdin="31373 995").stdout == "hello world\n"
-    empty = subprocess.run(
-        [sys.executable, "-m", "tokenizer", "encode"],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    empty = run_cli("encode", stdin=subprocess.DEVNULL)
     assert empty.returncode == 0 and empty.stdout == "[]\n"
