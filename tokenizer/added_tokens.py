@@ -39,6 +39,11 @@ from typing import Any
 from ._unicode import TIKTOKEN, white_space, word_ranges
 
 OPTIONS = ("lstrip", "rstrip", "single_word")  # HF's names, the fields of AddedMatching
+_END = ""  # a trie node's key for "a token ends here" (no token character is the empty string)
+# characters of the trie written as nested groups (at most one group each): stdlib re's parser
+# recurses per group (RecursionError near 500 levels); below this depth a subtree is written as a
+# flat alternation of its suffixes, longest first (only tokens longer than 64 characters get there)
+MAX_TRIE_DEPTH = 64
 _BAD_SPLIT = (
     "Hugging Face tokenizers fails on this text (a panic: 'AddedVocabulary bad split'), so it has no "
     "ids to match: the lstrip token {token!r} at character {at} lies inside the whitespace an rstrip "
@@ -100,13 +105,6 @@ def literal_regex(tokens: Collection[str]) -> re.Pattern[str]:
             node = node.setdefault(ch, {})
         node[_END] = True
     return re.compile(_trie_regex(trie, 0))
-
-
-_END = ""  # a trie node's key for "a token ends here" (no token character is the empty string)
-# nested groups in a special-token regex: stdlib re's parser recurses per group (RecursionError
-# near 500); a deeper subtree, which only tokens that are prefixes of prefixes of ... make, is
-# written as a flat alternation of its suffixes, longest first
-MAX_TRIE_DEPTH = 64
 
 
 def _trie_regex(node: dict[str, Any], depth: int) -> str:
