@@ -44,7 +44,7 @@ import { addPanel, placePanelAfter, refreshAll, removePanel, renderSplit } from 
 import { displayText, rerenderAll } from "./render.js";
 import { readShareLink, shareLinkProblem, writeShareLink } from "./share.js";
 import { $, input, metrics, state } from "./state.js";
-import { getText, moveCaret, setText, textLength, utf8Before } from "./textbox.js";
+import { getText, moveCaret, setText, textLength, textVersion, utf8Before } from "./textbox.js";
 import { loadManifest, prefetch, rpc, setStatus, showFatal, workerReady } from "./worker-client.js";
 
 // ----- toolbar --------------------------------------------------------------------------------
@@ -107,7 +107,7 @@ const appApi = {
 };
 window.__bpe.app = appApi;
 window.__bpe.rpc = rpc;
-window.__bpe.text = { getText, moveCaret, setText, textLength, utf8Before }; // tests and bench/browser.py
+window.__bpe.text = { getText, moveCaret, setText, textLength, textVersion, utf8Before }; // tests and bench/browser.py
 
 // The train panel, the Learn view and the analysis views are optional modules: mounted only if
 // the build has them, after `ready`, one per frame: the first style and layout of their forms

@@ -44,6 +44,31 @@ def all_panel_ids(page: Page, encoding: str) -> list[int]:
     )
 
 
+def _difference(page: Page, encoding: str, got: list[int] | None, want: list[int]) -> str:
+    """Where a panel's ids part from `want`, and whether the page's text is the one they encode
+    (a lost keystroke and a wrong encode fail alike; this tells them apart in a CI log)."""
+    if got is None:
+        return "the panel has no result"
+    at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    page_text = page.evaluate("() => window.__bpe.text.getText()")
+    enc = get_encoding(encoding)
+    return (
+        f"{len(got)} ids, {len(want)} wanted, first difference at id {at}: {got[at : at + 5]} vs "
+        f"{want[at : at + 5]}; the page's text is {page_text[-80:]!r}, its ids decode to "
+        f"{enc.decode(got)[-80:]!r}, the page's text encodes as wanted: {enc.encode(page_text) == want}, "
+        f"panel state {page.evaluate(_PANEL_STATE, encoding)}"
+    )
+
+
+_PANEL_STATE = """(enc) => {
+    const p = window.__bpe.state.panels.find((q) => q.name === enc);
+    return p ? {state: p.el.dataset.state, inflight: p.inflight, dirty: p.dirty, textVersion: p.textVersion,
+                encSerial: p.encSerial, error: p.errorEl.textContent, awaiting: p.awaiting,
+                status: document.querySelector("#status").textContent,
+                detail: document.querySelector("#boot-detail").textContent} : null;
+}"""
+
+
 def panel_texts(page: Page, encoding: str) -> list[str]:
     return panel(page, encoding).get_by_test_id("token").evaluate_all("els => els.map(e => e.textContent)")
 
@@ -59,6 +84,9 @@ def wait_ids(page: Page, encoding: str, want: list[int], timeout: float = 60_000
                 const p = document.querySelector(`[data-testid=panel][data-encoding="${enc}"]`);
                 const st = window.__bpe.state.panels.find((q) => q.name === enc);
                 if (!p || !st || !st.result || st.result.all.ids.length !== want.length) return false;
+                // The result of today's text, not an older one that happens to match (the shared
+                // page may already show `want` from the previous test, before this one's edits).
+                if (st.inflight || st.dirty || st.textVersion !== window.__bpe.text.textVersion()) return false;
                 const off = st.result.offset;
                 const spans = p.querySelectorAll('[data-testid=token]');
                 if (spans.length !== Math.min(want.length - off, st.result.ids.length)) return false;
@@ -69,9 +97,15 @@ def wait_ids(page: Page, encoding: str, want: list[int], timeout: float = 60_000
             timeout=timeout,
             polling=100,
         )
-    except PlaywrightError:
-        pass
-    assert all_panel_ids(page, encoding) == want, f"{encoding}: the panel's result differs from CPython"
+    except PlaywrightError as e:
+        waited = e
+    else:
+        waited = None
+    got = all_panel_ids(page, encoding)
+    assert got == want, (
+        f"{encoding}: the panel's result differs from CPython; {_difference(page, encoding, got, want)}; "
+        f"the wait ended with {waited!r}"
+    )
     offset = page.evaluate(
         "(enc) => window.__bpe.state.panels.find((p) => p.name === enc).result.offset", encoding
     )
