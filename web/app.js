@@ -164,8 +164,10 @@ async function boot() {
 // link to it clicked there) changes only the fragment: no new page loads, so without this the
 // tab went on showing its old text under the link's address (and its next keystroke wrote that
 // text over the link). The link's reference panels replace the others; a loaded one stays.
-window.addEventListener("hashchange", () => {
-  const link = readShareLink();
+// The link is read from the event, not the address bar: the live link's timer (share.js) may
+// have written the old view there between the navigation and this event.
+window.addEventListener("hashchange", (e) => {
+  const link = readShareLink(new URL(e.newURL).hash);
   if (!link || !state.manifest) return;
   const names = Object.keys(state.manifest.encodings);
   if (link.text != null) setText(link.text);

@@ -13,13 +13,14 @@ const LIVE_LINK_DELAY_MS = 300;
 // takes 1-12 characters of link (percent-encoded UTF-8): 700,000 characters of CJK are too many.
 export const MAX_LINK_CHARS = 2 * 1024 * 1024;
 
-export function readShareLink() {
-  if (!location.hash || location.hash.length < 2) return null;
-  const params = new URLSearchParams(location.hash.slice(1));
+// The link in a fragment ("#enc=...&text=..."), by default the address bar's; null if none.
+export function readShareLink(hash = location.hash) {
+  if (!hash || hash.length < 2) return null;
+  const params = new URLSearchParams(hash.slice(1));
   return {
     text: params.get("text"),
     encodings: (params.get("enc") || "").split(",").filter(Boolean),
-    damaged: textDamaged(location.hash.slice(1)),
+    damaged: textDamaged(hash.slice(1)),
   };
 }
 

@@ -687,6 +687,22 @@ def test_a_share_link_opened_in_a_tab_showing_the_page_shows_its_view(open_page,
     assert other.evaluate("() => location.hash") == "#enc=gpt2&text=shared+%E6%9D%B1"
 
 
+def test_a_share_link_is_read_from_its_hashchange_not_from_the_address_bar(open_page, live_server):
+    # The live link's timer can write the old view into the address bar between a fragment
+    # navigation and its hashchange event; the handler read the bar and showed the old text.
+    other = open_page(live_server, "/#enc=cl100k_base&text=old")
+    other.evaluate(
+        """(origin) => {
+            const now = location.href;  // the old view, as the timer writes it
+            window.dispatchEvent(new HashChangeEvent("hashchange", {oldURL: now, newURL: origin + "/#enc=gpt2&text=new%20one"}));
+        }""",
+        live_server,
+    )
+    expect(other.get_by_test_id("input")).to_have_value("new one")
+    wait_ids(other, "gpt2", get_encoding("gpt2").encode("new one"))
+    assert other.evaluate("() => location.hash") == "#enc=gpt2&text=new+one"
+
+
 def test_a_text_too_long_for_a_link_is_not_shared_as_one(page: Page):
     # 300,000 CJK characters make a 2.7 MB link: the page said "share link copied" and put it in
     # the address bar, but Chromium opens no URL over 2 MiB (net::ERR_ABORTED, a blank tab).
