@@ -49,7 +49,9 @@ def _difference(page: Page, encoding: str, got: list[int] | None, want: list[int
     (a lost keystroke and a wrong encode fail alike; this tells them apart in a CI log)."""
     if got is None:
         return "the panel has no result"
-    at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    at = next(
+        (i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want))
+    )
     page_text = page.evaluate("() => window.__bpe.text.getText()")
     enc = get_encoding(encoding)
     return (
