@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
-from tokenizer import _re_translate, _unicode, patterns
+from tokenizer import _re_split, _re_translate, _unicode, patterns
 from tokenizer.patterns import PATTERNS, REGEX, TIKTOKEN, compile_pattern, resolve_pattern
 
 REPO = Path(__file__).resolve().parent.parent
@@ -149,7 +149,7 @@ def test_re_engine_equals_regex_with_lone_surrogates(text):
 @given(st.one_of(texts_any, texts_with_surrogates))
 def test_astral_check_equals_the_astral_regex(text):
     # the splitter's quick test for astral code points (lone surrogates are BMP code points)
-    assert _re_translate._has_astral(text) == (_re_translate._ASTRAL.search(text) is not None)
+    assert _re_split._has_astral(text) == (_re_split._ASTRAL.search(text) is not None)
 
 
 O200K_EDGE_ALPHABET = "aZ\u01c5\u02b0\u4e2d\u0301\u0903\u20dd1\u0661 \t\n\r'sStTdD./\u00a0\u2003!\u0345"
@@ -159,7 +159,7 @@ O200K_EDGE_ALPHABET = "aZ\u01c5\u02b0\u4e2d\u0301\u0903\u20dd1\u0661 \t\n\r'sStT
 @given(st.text(alphabet=O200K_EDGE_ALPHABET, max_size=40))
 def test_o200k_split_form_equals_the_pattern_on_marks_cases_and_apostrophes(text):
     # Ll, Lu, Lt, Lm, Lo, Mn, Mc, Me, digits, whitespace, apostrophe suffixes, punctuation
-    form = _re_translate.ReSplitter(patterns.O200K_SPLIT_FORM, unicode=REGEX)
+    form = _re_split.ReSplitter(patterns.O200K_SPLIT_FORM, unicode=REGEX)
     assert form.findall(text) == regex.findall(patterns.O200K_PATTERN, text)
 
 

@@ -28,7 +28,7 @@ import regex
 import tiktoken
 
 from tests.oracles import tiktoken_reference
-from tokenizer import _re_translate, get_encoding
+from tokenizer import _re_split, get_encoding
 from tokenizer import _unicode as uni
 from tokenizer import patterns as pt
 
@@ -125,7 +125,7 @@ def test_versions_and_the_known_changes():
 def test_standins_stand_for_their_tiktoken_category():
     """The astral stand-in of the fast re path has the code point's 16.0 category."""
     tables = pt.unicode_tables(pt.TIKTOKEN)
-    standin_map = _re_translate._StandinMap(
+    standin_map = _re_split._StandinMap(
         {cat: chr(cps[0]) for cat, cps in tables.STANDINS.items()}, pt.TIKTOKEN
     )
     for cat, hexes in tables.CATEGORY_RANGES.items():

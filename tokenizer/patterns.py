@@ -14,8 +14,8 @@ Two Unicode "flavours" decide what \\p{..} and \\s mean:
   default for custom patterns, which mean what they mean in `regex`. They compile with
   `regex` when it is importable, else (Pyodide) with the `re` translation of this flavour.
 
-The `re` translation of a pattern, its Unicode tables and the astral stand-ins that keep
-it fast are in _re_translate.py.
+The `re` translation of a pattern and its Unicode tables are in _re_translate.py; the
+splitter that runs it, with the astral stand-ins that keep it fast, in _re_split.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import os
 import re
 from typing import Protocol
 
-from ._re_translate import EMPTY_MATCH_REASON, ReSplitter, can_match_empty, invalid_pattern, translate
+from ._re_split import ReSplitter
+from ._re_translate import EMPTY_MATCH_REASON, can_match_empty, invalid_pattern, translate
 from ._unicode import REGEX, TIKTOKEN, UNICODE_FLAVOURS, unicode_tables, unicode_version
 
 __all__ = [  # what this module defines, and the re translation's public names, importable from here
