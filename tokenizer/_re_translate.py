@@ -124,6 +124,14 @@ def _normalize_property_name(name: str) -> str:
 _IGNORECASE_I = {"i": r"(?-i:[iI\u0130])", "I": r"(?-i:[iI\u0131])"}
 _SIMPLE_ESCAPES = {"a": 7, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 _QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
+_RUST_ESCAPES = "zehHNxuU"  # escapes tiktoken's engine reads otherwise than regex (read_rust_escape)
+_HEX_DIGIT = [(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)]  # fancy-regex's \h
+_NOT_HEX_DIGIT = complement(_HEX_DIGIT)
+_NOT_NEWLINE = complement([(0x0A, 0x0A)])  # Rust's \N
+_PROPERTY_HINT = (  # scripts and binary properties have no tables here (tiktoken's would be Unicode 16.0)
+    ": use general categories such as \\p{L} or \\p{Lu}, or a script's code points as a class such as [\\u4e00-\\u9fff]"
+)
+_RUST_PROPERTIES = {"ANY": [(0, MAX_CODE_POINT)], "ASCII": [(0, 0x7F)]}  # \p{Any}, \p{ASCII}
 
 
 class _Translator:
@@ -225,6 +233,8 @@ class _Translator:
             self.advance_emit(consumed, text, "\\b")
         elif kind == "char":
             self.literal(value, consumed)
+        elif kind == "rewrite":  # an anchor spelt otherwise in re
+            self.advance_emit(consumed, value)
         else:  # anchors, backreferences and anything re should judge itself
             if kind == "backref":
                 self.standin_safe = False
@@ -247,6 +257,9 @@ class _Translator:
         if i + 1 >= len(p):
             return "other", None, 1  # trailing backslash: re reports it
         c = p[i + 1]
+        rust = self.read_rust_escape(c) if self.flavour == TIKTOKEN and c in _RUST_ESCAPES else None
+        if rust is not None:
+            return rust
         if c in "pP":
             return self.read_property(c == "P")
         if c in "sS":
@@ -294,6 +307,38 @@ class _Translator:
             return "other", None, 2  # \A, \Z and letters re rejects (regex-only \X, \G, ...)
         return "char", ord(c), 2  # an escaped symbol stands for itself
 
+    def read_rust_escape(self, c: str) -> tuple[str, object, int]:
+        """An escape whose meaning in tiktoken's engine (Rust's regex, by fancy-regex) is not
+        `regex`'s: \\z (end of text), \\e (ESC), \\h / \\H (hex digit or not: fancy-regex),
+        \\N (any character but a newline; `regex` reads \\N{NAME} as a named character, which
+        tiktoken does not) and \\x{..} / \\u{..} / \\U{..} (a code point in hex)."""
+        p, i = self.pattern, self.pos
+        if c == "z":
+            return "rewrite", "\\Z", 2
+        if c == "e":
+            return "char", 0x1B, 2
+        if c in "hH":
+            self.note_literal(0x30, 0x39)  # literals: the astral stand-ins must not be hex digits
+            self.note_literal(0x41, 0x46)
+            self.note_literal(0x61, 0x66)
+            return "set", (_NOT_HEX_DIGIT if c == "H" else _HEX_DIGIT), 2
+        if c == "N":
+            if p.startswith("{", i + 2) and not _QUANTIFIER.match(p, i + 2):
+                raise self.error(
+                    "\\N{...} is no character name in tiktoken's engine (\\N is any character but \\n there)"
+                )
+            return "set", _NOT_NEWLINE, 2
+        if not p.startswith("{", i + 2):  # \x41, \u0041, \U00000041: as in regex
+            return None
+        end = p.find("}", i + 3)
+        digits = p[i + 3 : end] if end > 0 else ""
+        if not (1 <= len(digits) <= 8 and all(d in "0123456789abcdefABCDEF" for d in digits)):
+            raise self.error(f"\\{c}{{...}} needs 1 to 8 hex digits and a closing }}")
+        cp = int(digits, 16)
+        if cp > MAX_CODE_POINT or 0xD800 <= cp <= 0xDFFF:
+            raise self.error(f"\\{c}{{{digits}}} is not a Unicode scalar value")
+        return "char", cp, end + 1 - i
+
     def read_property(self, negated: bool) -> tuple[str, Ranges, int]:
         p, i = self.pattern, self.pos
         if self.ignorecase[-1]:
@@ -313,11 +358,16 @@ class _Translator:
         key, sep, value = (
             re.split(r"([=:])", name, maxsplit=1) if re.search(r"[=:]", name) else ("", "", name)
         )
+        special = _RUST_PROPERTIES.get(_normalize_property_name(name)) if self.flavour == TIKTOKEN else None
+        if special is not None:
+            if special[-1][1] <= 0x7F:  # literals: the astral stand-ins must not be ASCII
+                self.note_literal(*special[-1])
+            return "set", (complement(special) if negated else special), consumed
         if sep and _normalize_property_name(key) not in ("GC", "GENERALCATEGORY"):
-            raise self.error(f"only general-category properties are supported, not {name!r}")
+            raise self.error(f"only general-category properties are supported, not {name!r}{_PROPERTY_HINT}")
         categories = unicode_tables(self.flavour).CATEGORY_ALIASES.get(_normalize_property_name(value))
         if categories is None:
-            raise self.error(f"unknown or unsupported property {name!r}")
+            raise self.error(f"unknown or unsupported property {name!r}{_PROPERTY_HINT}")
         ranges = categories_ranges(categories, self.flavour)
         return "set", (complement(ranges) if negated else ranges), consumed
 
@@ -353,7 +403,13 @@ class _Translator:
             self.standin_safe = False
         named = re.match(r"\(\?P?<(?![=!])[^>]*>|\(\?P=[^)]*|\(\?[:=!>]|\(\?<[=!]|\(\?\(\w*\)|\(\?|\(", p[i:])
         self.ignorecase.append(ignorecase)
-        self.advance_emit(named.end(), named.group())
+        group = named.group()
+        if group.startswith("(?<") and group[3:4] not in (
+            "=",
+            "!",
+        ):  # (?<name>: re before 3.12 wants (?P<name>
+            group = "(?P<" + group[3:]
+        self.advance_emit(named.end(), group)
 
     def brace(self) -> None:
         quantifier = _QUANTIFIER.match(self.pattern, self.pos)
