@@ -497,6 +497,8 @@ class _Translator:
             if p[i + 1 : i + 2] == "b":
                 self.pos += 2
                 return 8  # backspace inside a class
+            if self.flavour == TIKTOKEN and p[i + 1 : i + 2] == "N":
+                raise self.error("\\N (any character but \\n) cannot stand in a class in tiktoken's engine")
             kind, value, consumed = self.read_escape()
             if kind not in ("set", "char"):
                 raise self.error(f"bad escape {p[i : i + consumed]!r} in a character class")
