@@ -57,9 +57,11 @@ def api_not_found(rest: str) -> Response:
         )
         response.headers["Allow"] = ", ".join(allowed)
         return response
-    raise ApiError(
-        404, f"no such API endpoint: {request.path[:100]} (GET /api/health lists what the server offers)"
-    )
+    raise ApiError(404, _no_endpoint(request.path))
+
+
+def _no_endpoint(path: str) -> str:
+    return f"no such API endpoint: {path[:100]} (GET /api/health lists what the server offers)"
 
 
 def _methods_of(path: str) -> list[str]:
@@ -76,8 +78,23 @@ def _methods_of(path: str) -> list[str]:
     return allowed
 
 
+def answer_options() -> Response | None:
+    """OPTIONS at /api: 204 with the methods the path takes, or the JSON 404 of an unknown path.
+    Flask's automatic answer was 200 at every path (the catch-all matches them all), with an
+    Allow header naming the catch-all's methods. Runs after security's Host and Origin checks."""
+    if request.method != "OPTIONS" or not (request.path == "/api" or request.path.startswith("/api/")):
+        return None
+    allowed = _methods_of(request.path)
+    if not allowed:
+        return error_response(404, _no_endpoint(request.path))
+    response = Response(status=204)
+    response.headers["Allow"] = ", ".join([*allowed, *(["HEAD"] if "GET" in allowed else []), "OPTIONS"])
+    return response
+
+
 def init_app(app: Flask) -> None:
     app.register_error_handler(ApiError, lambda e: error_response(e.status, e.message))
+    app.before_request(answer_options)
     app.register_error_handler(JobError, lambda e: error_response(JOB_ERROR_STATUS[type(e)], str(e)))
     app.register_error_handler(HTTPException, _http_error)
     app.register_blueprint(bp)

@@ -3,8 +3,8 @@
 - DNS rebinding: a web page the user visits can point its own host name at 127.0.0.1 and
   then talk to this server as "same origin". The `Host` header still carries that foreign
   name, so every request whose Host is not one of our own addresses is refused (421).
-- Cross-site writes: any page may POST a form to 127.0.0.1. State-changing requests are
-  refused when the browser says they come from elsewhere (`Sec-Fetch-Site`, `Origin`, or
+- Cross-site writes: any page may POST a form to 127.0.0.1. State-changing requests (and
+  OPTIONS, a cross-origin preflight) are refused when the browser says they come from elsewhere (`Sec-Fetch-Site`, `Origin`, or
   failing both, `Referer`); scripts and curl send none of them and are let through.
 - Headers: a CSP without remote origins, nosniff, no framing, same-origin isolation.
 - Files: `inside()` resolves symlinks, so no link in the build or data folder leads out.
@@ -25,6 +25,9 @@ from .errors import error_response
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
+# What the Origin checks look at: writes, and OPTIONS, which a browser sends from another origin
+# only to ask leave to write (the page's own requests are same-origin and never preflighted).
+ORIGIN_CHECKED = STATE_CHANGING | {"OPTIONS"}
 
 CSP = "; ".join(
     [
@@ -66,7 +69,7 @@ def check_host_and_origin() -> Response | None:
         return error_response(
             421, f"Host {host[:100]!r} is not this server's address; open the page at 127.0.0.1 or localhost"
         )
-    if request.method not in STATE_CHANGING:
+    if request.method not in ORIGIN_CHECKED:
         return None
     fetch_site = request.headers.get("Sec-Fetch-Site")
     origin = request.headers.get("Origin")

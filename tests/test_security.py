@@ -169,6 +169,16 @@ def test_foreign_origin_refused_for_state_changes(client, server_dirs, headers, 
     assert client.get("/api/jobs").get_json()["jobs"] == []
 
 
+@pytest.mark.parametrize("path", ["/api/train", "/api/tokenizers/x.json", "/api/nothing"])
+def test_a_preflight_from_another_origin_is_refused(client, path):
+    """OPTIONS answered 200 whatever the Origin: a page elsewhere asking leave to write was not
+    told no. The page's own requests are same-origin and never preflighted."""
+    for headers in ({"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        resp = client.options(path, headers=headers)
+        assert resp.status_code == 403 and "refused" in resp.get_json()["error"]
+        assert "Access-Control-Allow-Origin" not in resp.headers
+
+
 @pytest.mark.parametrize(
     "headers",
     [

@@ -66,6 +66,28 @@ def test_a_known_api_path_asked_with_another_method_is_405(client, method, path,
     assert resp.get_json()["error"] == f"{method} is not allowed on {path}: it takes {allowed}"
 
 
+@pytest.mark.parametrize(
+    "path, allowed",
+    [
+        ("/api/train", "POST, OPTIONS"),
+        ("/api/health", "GET, HEAD, OPTIONS"),
+        ("/api/jobs/abc", "GET, DELETE, HEAD, OPTIONS"),
+        ("/api/tokenizers/x.json", "GET, DELETE, HEAD, OPTIONS"),
+    ],
+)
+def test_options_at_an_api_path_names_the_methods_it_takes(client, path, allowed):
+    """OPTIONS answered 200 everywhere under /api, naming the catch-all's methods (PUT, PATCH...)."""
+    resp = client.options(path)
+    assert resp.status_code == 204 and resp.headers["Allow"] == allowed and resp.data == b""
+
+
+@pytest.mark.parametrize("path", ["/api", "/api/nothing", "/api/jobs/abc/nope"])
+def test_options_at_an_unknown_api_path_is_the_json_404(client, path):
+    resp = client.options(path)
+    assert resp.status_code == 404
+    assert resp.get_json()["error"].startswith(f"no such API endpoint: {path}")
+
+
 def test_page_not_built_says_how_to_build(tmp_path):
     app = playground.create_app({"WEB_DIR": tmp_path / "missing", "DATA_DIR": tmp_path / "data"})
     client = app.test_client()
