@@ -262,6 +262,34 @@ def test_shared_special_id_decodes_like_tiktoken():
     assert ours.decode_single_token_bytes(200018) == theirs.decode_single_token_bytes(200018)
 
 
+def test_special_id_shared_with_a_merged_token_works_as_in_tiktoken():
+    """A GPT-2 vocab.json read straight into ranks holds b"<|endoftext|>" at 50256, and code that
+    builds a tiktoken Encoding from it also names <|endoftext|> 50256 as a special token: tiktoken
+    accepts that (the id decodes as the merged token's bytes), so a drop-in must too."""
+    base = real("gpt2")
+    ranks = {**base._mergeable_ranks, b"<|endoftext|>": 50256, b"<|x|>": 50257}
+    kwargs = dict(
+        pat_str=base._pat_str, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256, "<|y|>": 50257}
+    )
+    ours, theirs = compat.Encoding("vocab", **kwargs), tiktoken.Encoding("vocab", **kwargs)
+    text = "a <|endoftext|> b <|y|> <|x|>"
+    for call in (
+        lambda e: e.encode(text, allowed_special="all"),
+        lambda e: e.encode(text, disallowed_special=()),
+        lambda e: e.encode_ordinary(text),
+        lambda e: e.encode_with_unstable(text + " <|y|>", allowed_special="all"),
+        lambda e: e.decode_bytes([50256, 50257, 64]),
+        lambda e: e.decode_with_offsets([50256, 50257, 64]),
+        lambda e: e.encode_single_token("<|y|>"),
+        lambda e: e.encode_single_token(b"<|x|>"),
+        lambda e: (e.n_vocab, e.max_token_value, e.eot_token, e.is_special_token(50257)),
+        lambda e: e.token_byte_values(),
+    ):
+        assert call(ours) == call(theirs)
+    with pytest.raises(ValueError, match="disallowed special token '<|endoftext|>'"):
+        ours.encode(text)
+
+
 def test_a_custom_pattern_uses_tiktokens_unicode():
     """tiktoken's Rust regex is at Unicode 16.0 for any pat_str: U+0558 (a letter since 17.0) is
     no letter there, so "a\u0558b" is three pieces and the token trained on it as one is not used."""

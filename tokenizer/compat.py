@@ -91,8 +91,11 @@ class Encoding:
                 f"encoding {name!r}: two mergeable tokens share a rank; every token needs its own id"
             )
         self._special_token_values = set(special_tokens.values())
-        # tiktoken's Rust regex is at Unicode 16.0, for any pat_str: the "tiktoken" tables.
-        self._tokenizer = Tokenizer(mergeable_ranks, pat_str, special_tokens, name=name, unicode=TIKTOKEN)
+        # tiktoken's Rust regex is at Unicode 16.0, for any pat_str: the "tiktoken" tables. A special
+        # token may reuse a merged token's id (a GPT-2 vocab.json holds <|endoftext|> at 50256).
+        self._tokenizer = Tokenizer(
+            mergeable_ranks, pat_str, special_tokens, name=name, unicode=TIKTOKEN, shared_special_ids=True
+        )
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"

@@ -31,7 +31,7 @@ from .added_tokens import token_regex
 from .patterns import compile_split, resolve_pattern
 from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
-from .validate import TokenizerFileError
+from .validate import TokenizerFileError, check_disjoint
 
 CACHE_SIZE = 1 << 18  # chunk -> ids entries kept before the cache is cleared (~40 MB at most)
 BATCH_WINDOW = CACHE_SIZE // 2  # chunks whose new ones are merged together (half the cache: all fit)
@@ -67,6 +67,7 @@ class Tokenizer:
         preparation: Preparation | None = None,
         chunk_lookup: bool = True,
         unicode: str | None = None,
+        shared_special_ids: bool = False,
     ) -> None:
         missing = [b for b in range(256) if bytes([b]) not in mergeable_ranks]
         if missing:
@@ -83,11 +84,8 @@ class Tokenizer:
         self._decoder: dict[int, bytes] = (
             decoder if decoder is not None else {rank: token for token, rank in mergeable_ranks.items()}
         )
-        for token, token_id in self.special_tokens.items():
-            if token_id in self._decoder:
-                raise ValueError(
-                    f"special token {token!r} has id {token_id}, which a merged token already uses"
-                )
+        if not shared_special_ids:  # tiktoken allows it (compat.py): the id decodes as the merged token
+            check_disjoint(self.special_tokens, self._decoder, f"tokenizer {name!r}")
         self._special_decoder = {i: s.encode("utf-8") for s, i in self.special_tokens.items()}
         self.unicode = unicode  # None: the pattern's default flavour (patterns.default_unicode)
         self._splitter = compile_split(pattern, unicode=unicode)
