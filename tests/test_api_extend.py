@@ -23,6 +23,7 @@ from tests.server_helpers import GOOD, LiveServer, corpus_file, leftovers, post_
 from tokenizer import Tokenizer, extend, get_encoding
 from tokenizer.formats import dump_tiktoken, minbpe_text, write_tiktoken
 from tokenizer.hf_export import export_hf, to_hf_json
+from tokenizer.preparation import Preparation
 from tokenizer.train import train
 
 SMALL = CORPORA / "taylorswift.txt"
@@ -148,9 +149,9 @@ def test_bad_extension_requests(client, server_dirs, fields, fragment):
         (lambda data: (data / "dmg.tiktoken").write_bytes(b""), "dmg.tiktoken: no tokens in file"),
         (lambda data: (data / "dmg.json").write_text('{"merges": [[999999, 1]]}'), "dmg.json: merges[0]"),
         (
-            lambda data: Tokenizer.from_merges([(104, 101)], "gpt4", name="dmg", chunk_lookup=False).save(
-                data / "dmg"
-            ),
+            lambda data: Tokenizer.from_merges(
+                [(104, 101)], "gpt4", name="dmg", preparation=Preparation(normalizers=("NFC",))
+            ).save(data / "dmg"),
             "base 'dmg': dmg cannot be extended exactly",
         ),
     ],

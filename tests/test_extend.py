@@ -214,6 +214,43 @@ def test_hf_export_gives_our_ids(code_extension, tmp_path):
     assert hf_tok.encode(sample).ids == tok.encode_ordinary(sample)
 
 
+@pytest.mark.parametrize("tie_break", ["first", "lexical"])
+def test_a_hf_file_whose_merges_alone_decide_each_chunk_extends(tie_break, tmp_path):
+    """HF's trainer writes ignore_merges: false (GPT-2's own tokenizer.json has no such key, the
+    same), and `extend hf_gpt2.json ...` was refused: "cannot be extended exactly: it lets the
+    merges alone decide each chunk". The reference's plain BPE is exactly that encoder, so the
+    new merges must be its; ids are kept, and HF gives our ids on the exported extension."""
+    hf = pytest.importorskip("tokenizers")
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    from tokenizer.hf_export import export_hf
+
+    hf_tok = hf.Tokenizer(models.BPE())
+    hf_tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf_tok.decoder = decoders.ByteLevel()
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600, special_tokens=["<|endoftext|>"], initial_alphabet=alphabet, show_progress=False
+    )
+    hf_tok.train_from_iterator([corpus("taylorswift.txt", 60_000)], trainer)
+    hf_tok.save(str(tmp_path / "base.json"))
+    base = Tokenizer.load(tmp_path / "base.json")
+    assert not base.chunk_lookup
+    text = corpus("code_python.txt", 30_000)
+    tok = extend(base, text, 40, tie_break=tie_break)
+    assert tok.metadata["extension"]["merges"] == [
+        list(p) for p in reference_extend(base, [text], 40, tie_break, 2)
+    ]
+    assert not tok.chunk_lookup
+    assert all(tok.decode_single_token_bytes(i) == t for t, i in base.mergeable_ranks.items())
+    assert tok.special_tokens == base.special_tokens and tok.n_vocab == base.n_vocab + 40
+    export_hf(tok, tmp_path / "tokenizer.json")
+    sample = text + corpus("code_python.txt", 20_000, 1_000_000)
+    assert hf.Tokenizer.from_file(str(tmp_path / "tokenizer.json")).encode(sample).ids == tok.encode_ordinary(
+        sample
+    )
+
+
 def test_stops_when_pairs_are_too_rare_and_says_so():
     tok = extend(get_encoding("gpt2"), "zqxv zqxv zqxv", 10, min_frequency=3)
     assert tok.metadata["extension"]["added"] < 10

@@ -67,8 +67,10 @@ class _LiveEncoder:
 
     def __init__(self, base: Tokenizer) -> None:
         self.ranks = dict(base.mergeable_ranks)
-        self.tok = Tokenizer(self.ranks, base.pattern, name=base.name, unicode=base.unicode)
-        self.encode = self.tok._encode_new_chunk
+        self.tok = Tokenizer(
+            self.ranks, base.pattern, name=base.name, unicode=base.unicode, chunk_lookup=base.chunk_lookup
+        )
+        self.encode = self.tok._encode_new_chunk  # the merge loop alone without chunk_lookup
 
     def add(self, token: bytes, token_id: int) -> None:
         self.ranks[token] = token_id
@@ -89,13 +91,14 @@ class _Extender:
         self.segs: list[tuple[int, ...]] = []
         self.tokens = 0  # tokens of the whole corpus with the vocabulary so far
         encode, get = self.live.encode, self.live.ranks.get
+        lookup = base.chunk_lookup  # off (HF's ignore_merges: false), a chunk that is a token may still split
         for chunk, c in chunk_counts:
             try:
                 piece = chunk.encode("utf-8")
             except UnicodeEncodeError:  # lone surrogates: the encoder reads them as U+FFFD
                 chunk = chunk.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
                 piece = chunk.encode("utf-8")
-            if get(piece) is not None:
+            if lookup and get(piece) is not None:
                 self.tokens += c
                 continue
             seg = encode(chunk)
@@ -242,14 +245,13 @@ class _Extender:
 def check_extendable(base: Tokenizer) -> None:
     """ValueError unless extend() reproduces `base` exactly. It counts the corpus's raw chunks,
     so a base must encode raw chunks: no preparation (a HF file's normalizer, prefix space or
-    splits before its pattern) and the whole-chunk lookup on (not HF's ignore_merges: false)."""
-    what = [base.preparation.describe()] if base.preparation is not None else []
-    if not base.chunk_lookup:
-        what.append("lets the merges alone decide each chunk (HF's ignore_merges: false)")
-    if what:
+    splits before its pattern). Without the whole-chunk lookup (HF's ignore_merges: false, as
+    in GPT-2's tokenizer.json) the merge loop alone encodes, and the argument above holds for it
+    as it is: it is the encoder minus the lookup of a chunk that is itself a token."""
+    if base.preparation is not None:
         raise ValueError(
-            f"{base.name} cannot be extended exactly: it {' and '.join(what)}, which extend does "
-            "not reproduce yet; extend a tokenizer without them"
+            f"{base.name} cannot be extended exactly: it {base.preparation.describe()}, which extend "
+            "does not reproduce yet; extend a tokenizer without it"
         )
 
 
@@ -363,4 +365,5 @@ def _result(base: Tokenizer, ext: _Extender, first_id: int, metadata: dict[str, 
         metadata=metadata,
         decoder=decoder,
         unicode=base.unicode,
+        chunk_lookup=base.chunk_lookup,
     )
