@@ -90,6 +90,16 @@ def test_a_hand_written_minbpe_file(tmp_path):
     assert main(["encode", "--tokenizer", str(tmp_path / "m.model"), "hi!"]) == 0
 
 
+def test_a_byte_order_mark_is_named_with_the_fix(tmp_path, capsys):
+    """An editor's byte-order mark made line 1 "got '\\ufeffminbpe v1'; not a minbpe .model": true
+    (minbpe's load refuses it too) but it hid the cause. The error now names it and the fix."""
+    (tmp_path / "m.model").write_text("\ufeffminbpe v1\n\n0\n104 105\n", encoding="utf-8")
+    assert main(["encode", "--tokenizer", str(tmp_path / "m.model"), "hi"]) == 2
+    err = capsys.readouterr().err
+    assert "m.model:1: the file starts with a byte-order mark" in err and "save it without one" in err
+    assert err.count("\n") == 1
+
+
 def test_tokenizer_load_reads_a_model_file(tmp_path):
     (tmp_path / "m.model").write_text("minbpe v1\n[a-z!]+|[^a-z!]\n1\n<|end|> 258\n104 105\n256 33\n")
     tok, same = Tokenizer.load(tmp_path / "m.model"), load_file(tmp_path / "m.model")

@@ -386,6 +386,11 @@ def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tupl
     check_size(len(text), source)
     lines = text.split("\n")
     check_entries(len(lines), source, "lines")
+    if lines[0].startswith("\ufeff"):  # minbpe's load (open(..., encoding="utf-8")) refuses it too
+        raise TokenizerFileError(
+            f"{source}:1: the file starts with a byte-order mark (U+FEFF), which minbpe's load "
+            "refuses too; save it without one (UTF-8 without BOM)"
+        )
     if lines[0].strip() != MINBPE_MAGIC:
         raise TokenizerFileError(
             f"{source}:1: expected {MINBPE_MAGIC!r}, got {lines[0][:40]!r}; not a minbpe .model"
