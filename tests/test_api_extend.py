@@ -297,7 +297,6 @@ TOP_ID_TIKTOKEN = dump_tiktoken({bytes([b]): b for b in range(256)} | {b"he": 2*
         # loaded by the library, but tokenizer.extend counts raw chunks: refused before any job
         ([("tokenizer.json", hf_json(normalizer={"type": "NFC"}))], {}, "normalizes the text (NFC)"),
         ([("tokenizer.json", hf_json(byte_level={"add_prefix_space": True}))], {}, "add_prefix_space"),
-        ([("tokenizer.json", hf_json(model={"ignore_merges": False}))], {}, "ignore_merges: false"),
         (  # StarCoder's shape: Digits, then ByteLevel's own split
             [
                 (
