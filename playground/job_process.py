@@ -35,6 +35,7 @@ PROGRESS_INTERVAL = 0.1  # seconds between progress messages of one phase (the l
 PARENT_CHECK_INTERVAL = 1.0  # seconds between checks that the server is still there
 Warn = Callable[[str], None]  # sends one warning to the server (the job's `warnings`)
 EXTENSION_LISTS = ("merges", "counts")  # metadata["extension"]'s per-merge lists: up to 65,536 each
+STATISTICS_LISTS = ("merge_counts",)  # metadata["statistics"]'s per-merge list (train's): one count per merge
 
 
 def run_job(conn: Connection, spec: dict[str, Any]) -> None:
@@ -151,6 +152,11 @@ def _extend(
 def extension_summary(extension: dict[str, Any]) -> dict[str, Any]:
     """metadata["extension"] without its per-merge lists: what a job or a listing shows."""
     return {k: v for k, v in extension.items() if k not in EXTENSION_LISTS}
+
+
+def statistics_summary(statistics: dict[str, Any]) -> dict[str, Any]:
+    """metadata["statistics"] without train()'s per-merge list: what a listing shows."""
+    return {k: v for k, v in statistics.items() if k not in STATISTICS_LISTS}
 
 
 def _is_custom(pattern: str) -> bool:

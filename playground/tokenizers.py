@@ -5,7 +5,8 @@ trained only when both are regular files (never symlinks) and the library's vali
 (`Tokenizer.load`, as the page and the CLI) loads them; the entry is cached by the files' mtime
 and sizes, so listing a folder of large tokenizers does not re-read them. An extended tokenizer's entry carries "extension": its base, first new id and the
 corpus's tokens before and after (metadata["extension"] without the per-merge lists, which
-the .json download has).
+the .json download has); a trained one's metadata["statistics"] leaves out its per-merge
+counts the same way.
 
 Anything else under a tokenizer's name (a .json without its .tiktoken or the reverse, after a
 crash or a half copy; a file cut short or damaged, with the loader's message; a symlink; a
@@ -35,7 +36,7 @@ from tokenizer.train import MIN_VOCAB, TIE_BREAKS
 
 from .errors import ApiError
 from .forms import KNOWN_PATTERNS, NAME_RE, PATTERN_CHOICES
-from .job_process import extension_summary
+from .job_process import extension_summary, statistics_summary
 from .jobs_api import job_manager
 from .security import inside
 
@@ -197,6 +198,9 @@ def _entry(name: str, tok: Tokenizer, meta: dict[str, Any], created: float, size
     if isinstance(extension, dict):  # an extended tokenizer: its base and what it bought
         extension = extension_summary(extension)
         metadata = {**metadata, "extension": extension}
+    statistics = metadata.get("statistics")
+    if isinstance(statistics, dict):  # the counts of every merge stay in the .json
+        metadata = {**metadata, "statistics": statistics_summary(statistics)}
     return {
         "name": name,
         "kind": "trained",

@@ -228,3 +228,17 @@ def test_a_delete_the_server_may_not_do_is_said_not_an_internal_error(client, se
     assert str(data) not in resp.get_json()["error"]
     listing = client.get("/api/tokenizers").get_json()  # the .json went first: a broken entry is left
     assert [b["name"] for b in listing["broken"]] == ["theirs"]
+
+
+def test_listing_leaves_out_the_per_merge_counts_the_json_keeps(client, server_dirs):
+    """train() records each merge's count (for `diff`): up to 65,536 numbers per tokenizer,
+    which the listing of every tokenizer would repeat; like an extension's per-merge lists, it
+    shows the rest of the metadata and leaves the list to the .json."""
+    _, data = server_dirs
+    tok = tokenizer.train("hello hello world " * 50, 270, min_frequency=1, name="t")
+    tok.save(data / "t")
+    [entry] = client.get("/api/tokenizers").get_json()["trained"]
+    assert "merge_counts" not in entry["metadata"]["statistics"]
+    assert entry["metadata"]["statistics"]["merges"] == len(tok.merges)
+    saved = client.get("/api/tokenizers/t.json").get_json()
+    assert saved["metadata"]["statistics"]["merge_counts"] == tok.metadata["statistics"]["merge_counts"]

@@ -94,8 +94,36 @@ def test_divergence_of_two_tie_rules_is_a_tie(first_and_lexical, text):
     assert div["candidates"][0] == {"pair": list(pa), "count": best, "text": "ch", "hex": "6368"}
     assert {tuple(c["pair"]) for c in div["candidates"] if c["count"] == best} >= {pa, pb}
     assert "a tie at count" in div["reason"]
-    # Without the corpus: the same pairs and rules, no counts.
-    assert "count" not in diff(a, b)["divergence"]["a"]
+
+
+def test_divergence_without_the_corpus_gives_the_recorded_counts(first_and_lexical, text, tmp_path):
+    """The issue's `diff A B` has no corpus, yet says why two trainings diverged: "the
+    candidate pairs, their counts, and which rule picked which". Without --corpus the counts
+    were missing ("a tie" and the two pairs only); each training now records its merge counts,
+    saved with the tokenizer, and the two picks come with them."""
+    a, b = first_and_lexical
+    a.save(tmp_path / "a")
+    b.save(tmp_path / "b")
+    a, b = Tokenizer.load(tmp_path / "a"), Tokenizer.load(tmp_path / "b")
+    div = diff(a, b)["divergence"]
+    rank = div["rank"]
+    pa, pb = a.merges[rank - 256], b.merges[rank - 256]
+    counts = pair_counts_before(text, a.merges[: rank - 256])
+    best = max(counts.values())
+    assert div["a"]["count"] == div["b"]["count"] == counts[pa] == counts[pb] == best
+    assert [(c["pair"], c["count"]) for c in div["candidates"]] == [(list(pa), best), (list(pb), best)]
+    assert div["candidates"][0]["text"] == "ch"
+    assert f"a tie at count {best}" in div["reason"] and "'lexical' takes" in div["reason"]
+    assert div == diff(a, b, corpus=text)["divergence"] | {"candidates": div["candidates"]}
+
+
+def test_a_hand_edited_merge_count_record_is_ignored(first_and_lexical):
+    a, b = first_and_lexical
+    for bad in ([1, 2], "x", [None] * len(b.merges), None):
+        edited = Tokenizer(b.mergeable_ranks, b.pattern, name="edited", merges=b.merges, metadata=b.metadata)
+        edited.metadata["statistics"] = {**b.metadata["statistics"], "merge_counts": bad}
+        div = diff(a, edited)["divergence"]
+        assert "count" not in div["a"] and "candidates" not in div
 
 
 def test_prefix_divergence_says_where_one_stopped(first_and_lexical, text):

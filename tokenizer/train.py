@@ -262,6 +262,9 @@ def train(
             "ties": result.ties,
             "pair_recounts": result.recounts,
             "last_merge_count": result.counts[-1] if result.counts else None,
+            # each merge's pair count when it was picked: what `diff` shows where two trainings
+            # diverge (a tie is two picks of equal count), without the corpus at hand
+            "merge_counts": result.counts,
             "seconds": {**seconds, "total": round(time.perf_counter() - t0, 3)},
         },
         "duplicate_tokens": {str(k): v for k, v in result.duplicates.items()},

@@ -15,13 +15,14 @@ differ at a merge, "divergence" explains that rank. Training picks a pair of hig
 in the current state; both runs are in the same state up to r (the same merges so far), so
 when they were counted from the same table, two different picks at r are necessarily a
 tie: equal counts, and each tie rule chose its own pair (`first`: the pair occurring first
-in the text; `lexical`: the smallest (left id, right id)). What the metadata lacks is the
-count itself and proof of the same table: it stores neither per-merge counts nor a
-fingerprint of the count table, only corpus statistics (bytes, chunks, distinct chunks),
-which are compared as evidence. Given the training corpus (`corpus=`, anything train()
-accepts), both trainings are replayed up to r with their own parameters and tracing on:
-the replay must reproduce each tokenizer's merges (else the corpus is not theirs), and
-the traced step gives the exact candidate pairs and counts.
+in the text; `lexical`: the smallest (left id, right id)). train() records each merge's count
+(metadata statistics "merge_counts"), so the two picks come with their counts: equal counts
+are the tie. What the metadata lacks is proof of the same table: it stores no fingerprint
+of the count table, only corpus statistics (bytes, chunks, distinct chunks), which are
+compared as evidence. Given the training corpus (`corpus=`, anything train() accepts), both
+trainings are replayed up to r with their own parameters and tracing on: the replay must
+reproduce each tokenizer's merges (else the corpus is not theirs), and the traced step
+gives every candidate pair of the top ten with its count, not only the two picks.
 """
 
 from __future__ import annotations
@@ -165,8 +166,35 @@ def divergence(a: Tokenizer, b: Tokenizer, rank: int, *, corpus: Any = None) -> 
             {"pair": list(pair), "count": count, **token_text(a.decode_bytes(pair))}
             for pair, count in step_a["top_pairs"][:CANDIDATES_SHOWN]
         ]
+    elif out["a"]["merge"] and out["b"]["merge"]:
+        _add_recorded_counts(out, a, b, rank)
     out["reason"] = _reason(out)
     return out
+
+
+def recorded_count(tok: Tokenizer, rank: int) -> int | None:
+    """The count train() recorded for the merge that made `rank`; None when the record is
+    missing (trained before it was kept, or not by train()) or not one count per merge (a
+    hand-edited .json)."""
+    counts = _statistics(tok).get("merge_counts")
+    if not isinstance(counts, list) or len(counts) != len(tok.merges):
+        return None
+    count = counts[rank - 256]
+    return count if type(count) is int else None
+
+
+def _add_recorded_counts(out: dict[str, Any], a: Tokenizer, b: Tokenizer, rank: int) -> None:
+    """Both picks at `rank` with their recorded counts, as the candidate pairs (most first)."""
+    count_a, count_b = recorded_count(a, rank), recorded_count(b, rank)
+    if count_a is None or count_b is None:
+        return
+    out["a"]["count"], out["b"]["count"] = count_a, count_b
+    picks = [(a.merges[rank - 256], count_a, a), (b.merges[rank - 256], count_b, b)]
+    picks.sort(key=lambda pick: -pick[1])  # stable: a's first at a tie
+    out["candidates"] = [
+        {"pair": list(pair), "count": count, **token_text(tok.decode_bytes(pair))}
+        for pair, count, tok in picks
+    ]
 
 
 def _replay(tok: Tokenizer, rank: int, corpus: Any, label: str) -> dict[str, Any]:
