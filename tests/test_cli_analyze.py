@@ -190,3 +190,17 @@ def test_module_entry_point():
         cwd=ROOT,
     )
     assert out.returncode == 0 and json.loads(out.stdout)["n_vocab"] == 50257
+
+
+def test_a_language_in_two_files_names_both_files(capsys, tmp_path):
+    """`stats a.txt b.txt --by-language` with English in both said "a.txt, b.txt: language
+    code=eng appears twice (lines 1 and 1)": which line 1? Each place is named with its file,
+    and the fix is said."""
+    udhr = "##### UDHR code=eng name=English\nhello\n##### UDHR code=fra name=French\nsalut\n"
+    (tmp_path / "a.txt").write_text(udhr)
+    (tmp_path / "b.txt").write_text("##### UDHR code=deu name=German\nhallo\n" + udhr)
+    a, b = str(tmp_path / "a.txt"), str(tmp_path / "b.txt")
+    code, out, err = run(capsys, "stats", a, b, "-t", "gpt2", "--by-language", "--json")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert f"error: {b}:3: language code=eng appears twice (first at {a}:1)" in err
+    assert "keep one section per language" in err

@@ -158,6 +158,11 @@ class Section:
     fields: dict[str, str]  # every key=value of the header line
     text: str
     line: int  # the header's line number (1-based)
+    source: str = "<text>"  # the file it came from, for messages
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.line}"
 
 
 def udhr_sections(text: str, *, source: str = "<text>") -> list[Section]:
@@ -193,7 +198,9 @@ def udhr_sections(text: str, *, source: str = "<text>") -> list[Section]:
                 f"{source}:{line}: the section code={fields['code']} has no text; add its text or "
                 "remove its header"
             )
-        sections.append(Section(fields["code"], fields.get("name", fields["code"]), fields, body, line))
+        sections.append(
+            Section(fields["code"], fields.get("name", fields["code"]), fields, body, line, source)
+        )
     if text[: headers[0].start()].strip():
         raise ValueError(
             f"{source}:1: text before the first '##### UDHR' header belongs to no language and would be "
@@ -203,14 +210,16 @@ def udhr_sections(text: str, *, source: str = "<text>") -> list[Section]:
 
 
 def check_languages(sections: Sequence[Section], *, source: str = "<text>") -> None:
-    """Codes must be unique and English must be there: parity is relative to it."""
-    seen: dict[str, int] = {}
+    """Codes must be unique and English must be there: parity is relative to it. `source`
+    names all the files; each section names its own place (file:line)."""
+    seen: dict[str, Section] = {}
     for s in sections:
         if s.code in seen:
             raise ValueError(
-                f"{source}: language code={s.code} appears twice (lines {seen[s.code]} and {s.line})"
+                f"{s.where}: language code={s.code} appears twice (first at {seen[s.code].where}); "
+                "keep one section per language"
             )
-        seen[s.code] = s.line
+        seen[s.code] = s
     if ENGLISH not in seen:
         raise ValueError(f"{source}: no English section (code={ENGLISH}); parity is relative to English")
 
