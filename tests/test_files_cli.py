@@ -390,3 +390,23 @@ def test_stdin_that_never_ends_or_is_closed_is_an_error():
     assert run_cli("decode", "-e", "gpt2", stdin="31373 995").stdout == "hello world\n"
     empty = run_cli("encode", stdin=subprocess.DEVNULL)
     assert empty.returncode == 0 and empty.stdout == "[]\n"
+
+
+def test_a_folder_as_tokenizer_says_which_file_to_give(tmp_path):
+    """A Hugging Face model folder is what people have: `audit hf_model` said "no tokenizer at
+    hf_model (looked for hf_model.json and hf_model.tiktoken)", silent on the tokenizer.json
+    inside it."""
+    folder = tmp_path / "hf_model"
+    folder.mkdir()
+    with pytest.raises(
+        FileNotFoundError, match=r"hf_model is a folder, not a tokenizer: give a tokenizer file"
+    ):
+        load_file(folder)
+    (folder / "tokenizer.json").write_text("{}")
+    with pytest.raises(
+        FileNotFoundError, match=r"hf_model is a folder, not a tokenizer: give .*tokenizer\.json"
+    ):
+        load_file(folder)
+    result = run_cli("audit", str(folder))
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    assert f"give {folder / 'tokenizer.json'}" in result.stderr

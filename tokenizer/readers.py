@@ -75,6 +75,20 @@ class TokenizerParts:
     decoder: dict[int, bytes] | None = None  # with ranks only: theirs plus later ids of repeated bytes
 
 
+def _nothing_at(path: Path, json_path: Path, tiktoken_path: Path) -> str:
+    """Why no tokenizer is at `path`. A folder is a Hugging Face model's (tokenizer.json in it,
+    beside the weights) more often than a typo: name the file to give."""
+    if path.is_dir():
+        inner = path / "tokenizer.json"
+        fix = (
+            f"give {inner}"
+            if inner.is_file()
+            else "give a tokenizer file in it (STEM.json, tokenizer.json, ...)"
+        )
+        return f"{path} is a folder, not a tokenizer: {fix}"
+    return f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name})"
+
+
 def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerParts:
     """A tokenizer's file(s); `pattern` is the split of a bare `.tiktoken` file."""
     check_names_a_file(path)
@@ -85,9 +99,7 @@ def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerPar
     json_path = stem.with_name(stem.name + ".json")
     tiktoken_path = stem.with_name(stem.name + ".tiktoken")
     if not json_path.exists() and not tiktoken_path.exists():
-        raise FileNotFoundError(
-            f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name})"
-        )
+        raise FileNotFoundError(_nothing_at(path, json_path, tiktoken_path))
     meta = formats.read_json(json_path) if json_path.exists() else None
     if meta is not None and "model" in meta and "merges" not in meta:
         return hf_parts(meta, str(json_path))
