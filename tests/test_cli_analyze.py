@@ -204,3 +204,16 @@ def test_a_language_in_two_files_names_both_files(capsys, tmp_path):
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert f"error: {b}:3: language code=eng appears twice (first at {a}:1)" in err
     assert "keep one section per language" in err
+
+
+def test_a_folder_as_a_text_file_says_how_to_give_its_files(capsys, tmp_path):
+    # "texts: is a directory, not a text file" said what is wrong, not what to give
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for argv in (["stats", str(folder), "-t", "gpt2"], ["audit", "gpt2", "--corpus", str(folder)]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == ""
+        assert (
+            err
+            == f"error: {folder}: is a directory, not a text file; give the files in it ({folder}/*.txt)\n"
+        )

@@ -45,7 +45,8 @@ def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
 def read_utf8(path: str | Path) -> str:
     """A file's text ('-' for stdin), or ValueError naming the first byte that is not UTF-8."""
     if str(path) != "-" and Path(path).is_dir():
-        raise ValueError(f"{path}: is a directory, not a text file")
+        files = str(path).rstrip("/") + "/*.txt"
+        raise ValueError(f"{path}: is a directory, not a text file; give the files in it ({files})")
     what = None if str(path) == "-" else _not_a_text_file(Path(path))
     if what:
         raise ValueError(f"{path}: {what}; give a file, or '-' for stdin")
