@@ -158,6 +158,17 @@ def test_language_errors():
         )
 
 
+def test_language_errors_say_the_fix():
+    # both said what is wrong ("UDHR header without code=", "no English section (code=eng);
+    # parity is relative to English"), not what to write
+    with pytest.raises(ValueError, match=r"f\.txt:1: UDHR header without code=: .*; give it one, e\.g\. "):
+        udhr_sections("##### UDHR name=English\nhi\n", source="f.txt")
+    with pytest.raises(
+        ValueError, match=r"f\.txt: no English section .*; add the English text under a '##### UDHR code=eng"
+    ):
+        check_languages(udhr_sections("##### UDHR code=fra name=French\nsalut\n"), source="f.txt")
+
+
 def test_text_before_the_first_header_is_refused_and_a_byte_order_mark_skipped():
     """A file starting with a UTF-8 byte-order mark hid its first header: that language (the
     first of udhr_all.txt is code=007) was left out without a word, or, when it was English,

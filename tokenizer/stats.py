@@ -189,7 +189,10 @@ def udhr_sections(text: str, *, source: str = "<text>") -> list[Section]:
         counted = match.start()
         fields = dict(_FIELD.findall(match.group(1)))
         if not fields.get("code", "").strip():
-            raise ValueError(f"{source}:{line}: UDHR header without code=: {match.group()[:80]!r}")
+            raise ValueError(
+                f"{source}:{line}: UDHR header without code=: {match.group()[:80]!r}; give it one, e.g. "
+                "'##### UDHR code=eng name=English'"
+            )
         start = match.end() + 1  # past the header's newline
         end = headers[k + 1].start() if k + 1 < len(headers) else len(text)
         body = text[start:end] if start <= end else ""
@@ -221,7 +224,10 @@ def check_languages(sections: Sequence[Section], *, source: str = "<text>") -> N
             )
         seen[s.code] = s
     if ENGLISH not in seen:
-        raise ValueError(f"{source}: no English section (code={ENGLISH}); parity is relative to English")
+        raise ValueError(
+            f"{source}: no English section (code={ENGLISH}); parity is relative to English; add the "
+            f"English text under a '##### UDHR code={ENGLISH} name=English' line"
+        )
 
 
 def language_rows(
