@@ -15,13 +15,14 @@ Lines are split as subword-nmt's command line reads files (`codecs`, i.e.
 line is stripped of `\\r`, `\\n` and spaces at both ends and split at single spaces only, so
 tabs and other whitespace stay inside words.
 
-Known differences, all where subword-nmt departs from its own algorithm: it crashes on a
-corpus without any pair and on a codes file without merges (here: no merges); its merge
-step is a regex over the space-joined word whose `(?<!\\S)`/`(?!\\S)` guards can also
-fire next to a tab or other non-space whitespace *inside* a symbol, and its pruned
-statistics can lose counts when two merge paths make the same symbol string. Neither
-happens on the test corpora (see tests/test_classic.py). A `--dict-input` line with count 0
-changes subword-nmt's later merges (its pruning), never ours: such a word counts nothing.
+Where subword-nmt departs from its own algorithm, it is followed: its merge step is a
+regex over the space-joined word whose `(?<!\\S)`/`(?!\\S)` guards also fire next to a tab
+or other non-space whitespace *inside* a symbol (C or JavaScript source indented with
+tabs), its statistics update miscounts when two merge paths make the same symbol string,
+and a `--dict-input` word with count 0 changes its pruning. The heap learner notices the
+first two as they happen (and the third up front) and the run is then redone by
+_subword_nmt.py, a step-for-step port of subword-nmt's loop. Known differences left: it
+crashes on a corpus without any pair and on a codes file without merges (here: no merges).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from . import _subword_nmt
 from .formats import atomic_write_text
 from .streaming import not_utf8
 
@@ -42,6 +44,14 @@ CODES_HEADER = "#version: 0.2"
 TIE_RULE = "lexically largest pair (subword-nmt)"
 
 Pair = tuple[str, str]
+
+# What subword-nmt's merge regex `(?<!\S)first second(?!\S)` takes for a word boundary
+# besides the space that joins the symbols: str.isspace() characters, as `re` reads \s.
+_INNER_WHITESPACE = re.compile(r"[^\S ]")
+
+
+class _DepartsFromSubwordNmt(Exception):
+    """Raised by _Learner.merge where subword-nmt's counts stop being the true ones."""
 
 
 # ----- corpus -> word counts ---------------------------------------------------------------
@@ -106,12 +116,23 @@ def _merge_symbols(symbols: tuple[str, ...], left: str, right: str) -> tuple[str
     return tuple(out)
 
 
+def _regex_merge(symbols: tuple[str, ...], left: str, right: str) -> tuple[str, ...]:
+    """subword-nmt's merge of one word (replace_pair), which _merge_symbols equals unless a
+    symbol holds whitespace."""
+    pattern = re.compile(r"(?<!\S)" + re.escape(left + " " + right) + r"(?!\S)")
+    return tuple(pattern.sub((left + right).replace("\\", "\\\\"), " ".join(symbols)).split(" "))
+
+
 class _Learner:
     """Pair counts over word frequencies, a lazy max-heap and a reverse index pair -> words."""
 
     def __init__(self, word_counts: Mapping[str, int]) -> None:
         self.words = [word_symbols(word) for word in word_counts]
         self.freqs = list(word_counts.values())
+        # Words where subword-nmt's regex merge may misfire, and every symbol string made so
+        # far (a merge that makes one again is counted twice by subword-nmt's update).
+        self.spaced = {i for i, word in enumerate(word_counts) if _INNER_WHITESPACE.search(word)}
+        self.made = {symbol for symbols in self.words for symbol in symbols}
         self.counts: dict[Pair, int] = defaultdict(int)
         self.where: dict[Pair, set[int]] = defaultdict(set)
         for index, (symbols, freq) in enumerate(zip(self.words, self.freqs, strict=True)):
@@ -153,14 +174,23 @@ class _Learner:
         return [(entry[2], -entry[0]) for entry in found]
 
     def merge(self, pair: Pair) -> None:
-        """Merge `pair` in every word that has it and update counts, index and heap."""
+        """Merge `pair` in every word that has it and update counts, index and heap.
+
+        Raises _DepartsFromSubwordNmt where subword-nmt's counts would part from the true
+        ones from this merge on; the state is then no longer used.
+        """
         left, right = pair
+        if left + right in self.made:
+            raise _DepartsFromSubwordNmt(f"{left + right!r} is made a second way")
+        self.made.add(left + right)
         delta: dict[Pair, int] = defaultdict(int)
         for index in self.where.pop(pair, ()):
             symbols = self.words[index]
             new_symbols = _merge_symbols(symbols, left, right)
             if len(new_symbols) == len(symbols):
                 continue  # stale index entry: the pair left this word in an earlier merge
+            if index in self.spaced and _regex_merge(symbols, left, right) != new_symbols:
+                raise _DepartsFromSubwordNmt(f"its regex merges {left!r} {right!r} elsewhere in a word")
             freq = self.freqs[index]
             for old in pairwise(symbols):
                 delta[old] -= freq
@@ -224,22 +254,54 @@ def learn_steps(
         raise ValueError(f"min_frequency must be >= 1, got {min_frequency}")
     word_counts = _word_counts(corpus)
     budget = merges_budget(word_counts, num_merges, total_symbols)
-    learner = _Learner(word_counts)
+    done = 0
+    if 0 not in word_counts.values():  # a word counted 0 changes subword-nmt's pruning
+        try:
+            for step in _heap_steps(_Learner(word_counts), budget, min_frequency, top):
+                yield step
+                done += 1
+            return
+        except _DepartsFromSubwordNmt:
+            pass  # the merges so far are subword-nmt's; its own loop redoes them and goes on
+    yield from _subword_nmt_steps(word_counts, budget, min_frequency, top, skip=done)
+
+
+def _step(step: int, best: list[tuple[Pair, int]], n_tied: int, top: int) -> dict[str, Any]:
+    pair, count = best[0]
+    return {
+        "step": step,
+        "pair": pair,
+        "count": count,
+        "tied_with": [other for other, c in best[1:top] if c == count],
+        "n_tied": n_tied,
+        "top_pairs": best[:top],
+        "tie_rule": TIE_RULE,
+    }
+
+
+def _heap_steps(learner: _Learner, budget: int, min_frequency: int, top: int) -> Iterator[dict[str, Any]]:
     for step in range(budget):
         best = learner.top(max(top, 1))
         if not best or best[0][1] < min_frequency:
             return
-        pair, count = best[0]
-        yield {
-            "step": step,
-            "pair": pair,
-            "count": count,
-            "tied_with": [other for other, c in best[1:top] if c == count],
-            "n_tied": learner.pairs_with_count[count] - 1,
-            "top_pairs": best[:top],
-            "tie_rule": TIE_RULE,
-        }
-        learner.merge(pair)
+        yield _step(step, best, learner.pairs_with_count[best[0][1]] - 1, top)
+        learner.merge(best[0][0])
+
+
+def _subword_nmt_steps(
+    word_counts: Mapping[str, int], budget: int, min_frequency: int, top: int, skip: int
+) -> Iterator[dict[str, Any]]:
+    """Steps from subword-nmt's own loop; the pairs shown are from its (pruned) statistics."""
+    symbols_of = {word: word_symbols(word) for word in word_counts}
+    for step, (pair, count, stats) in enumerate(
+        _subword_nmt.steps(symbols_of, word_counts, budget, min_frequency)
+    ):
+        if step < skip:
+            continue
+        others = heapq.nlargest(max(top, 1), ((c, p) for p, c in stats.items() if c > 0 and p != pair))
+        best = [(pair, count), *((p, c) for c, p in others)]
+        n_tied = sum(1 for p, c in stats.items() if c == count and p != pair) if top > 1 else 0
+        yield _step(step, best, n_tied, top)
 
 
 def learn(
