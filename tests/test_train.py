@@ -386,7 +386,7 @@ def test_progress_reports_both_phases(tmp_path):
 @pytest.mark.parametrize(
     "kwargs,message",
     [
-        ({"vocab_size": 256}, "vocab_size must be between 257"),
+        ({"vocab_size": 255}, "vocab_size must be between 256"),
         ({"vocab_size": "300"}, "vocab_size must be an integer"),
         ({"vocab_size": True}, "vocab_size must be an integer"),
         ({"tie_break": "random"}, "tie_break must be one of"),
@@ -549,3 +549,22 @@ def test_a_min_chunk_count_that_drops_every_chunk_says_so():
     )
     tok = train(["hello world, hello there"] * 3, 300, min_chunk_count=2)
     assert "min_chunk_count" not in (tok.metadata["stop_reason"] or "")
+
+
+def test_vocab_size_256_is_the_bytes_alone_as_minbpe_and_rustbpe(tmp_path):
+    # minbpe (`assert vocab_size >= 256`) and rustbpe both train 256 as zero merges; it was
+    # refused ("vocab_size must be between 257 ...").
+    rustbpe = pytest.importorskip("rustbpe")
+    tok = train("hello hello", 256)
+    assert tok.merges == [] and tok.metadata["stopped_early"] is False
+    rb = rustbpe.Tokenizer()
+    rb.train_from_iterator(iter(["hello hello"]), 256, pattern=resolve_pattern("gpt4"))
+    assert sorted(rank for _, rank in rb.get_mergeable_ranks()) == list(range(256))
+    path = tmp_path / "c.txt"
+    path.write_text("hello hello\n")
+    out = tmp_path / "bytes"
+    assert (
+        cli_main(["train", str(path), "--vocab-size", "256", "--special", "<|e|>", "-q", "-o", str(out)]) == 0
+    )
+    again = Tokenizer.load(out)
+    assert again.encode("hi<|e|>", allowed_special="all") == [104, 105, 256]

@@ -36,7 +36,7 @@ from .regex_check import MAX_SAMPLE_CHARS, check_split_regex
 from .validate import MAX_FILE_SPECIAL_TOKENS
 
 TIE_BREAKS = ("first", "lexical")  # minbpe's rule, rustbpe's rule
-MIN_VOCAB = 257  # 256 bytes + 1 merge
+MIN_VOCAB = 256  # the 256 bytes and no merge, as minbpe and rustbpe allow
 DEFAULT_PATTERN = "gpt4"  # cl100k's split, as the train() signature has it
 MAX_VOCAB = 0x10FFFF  # the merge engine holds one character per token id
 
@@ -142,7 +142,7 @@ def _check_parameters(vocab_size, tie_break, min_frequency, special_tokens) -> l
         raise ValueError(f"vocab_size must be an integer, got {vocab_size!r}")
     if not MIN_VOCAB <= vocab_size <= MAX_VOCAB:
         raise ValueError(
-            f"vocab_size must be between {MIN_VOCAB} (256 bytes + 1 merge) and {MAX_VOCAB}, got {vocab_size}"
+            f"vocab_size must be between {MIN_VOCAB} (the 256 bytes, no merge) and {MAX_VOCAB}, got {vocab_size}"
         )
     _check_rule(tie_break, min_frequency)
     return [] if special_tokens is None else _check_special(special_tokens)

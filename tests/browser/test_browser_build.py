@@ -50,7 +50,7 @@ def test_manifest_names_are_the_librarys(web_dist: Path):
     names = json.loads((web_dist / "manifest.json").read_text())["names"]
     assert names["patterns"] == list(PATTERN_NAMES) and "none" in names["patterns"]
     assert names["tie_breaks"] == list(TIE_BREAKS)
-    assert names["min_vocab"] == MIN_VOCAB == 257  # 256 bytes + 1 merge
+    assert names["min_vocab"] == MIN_VOCAB == 256  # the 256 bytes, no merge (as minbpe, rustbpe)
     train("ab ab", vocab_size=names["min_vocab"], pattern=names["patterns"][0])  # accepted
     with pytest.raises(ValueError):
         train("ab ab", vocab_size=names["min_vocab"] - 1)
