@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 import itertools
 import json
+import subprocess
+import sys
 import time
 from collections import Counter
 from unittest import mock
@@ -13,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import CORPORA
+from tests.helpers import CORPORA, ROOT
 from tests.strategies import tie_heavy_texts
 from tokenizer.cli import main as cli_main
 from tokenizer.core import Tokenizer
-from tokenizer.counting import count_chunks, save_counts
+from tokenizer.counting import count_chunks, load_counts, save_counts
 from tokenizer.patterns import compile_pattern, resolve_pattern
 from tokenizer.reference import merge, pair_counts, reference_merges, reference_train
 from tokenizer.train import learn_merges, train
@@ -568,3 +570,29 @@ def test_vocab_size_256_is_the_bytes_alone_as_minbpe_and_rustbpe(tmp_path):
     )
     again = Tokenizer.load(out)
     assert again.encode("hi<|e|>", allowed_special="all") == [104, 105, 256]
+
+
+def test_cli_train_and_count_read_stdin_as_dash(tmp_path):
+    # `train - ...` said 'corpus file not found: -' (count too): the corpus now comes from stdin,
+    # the same result as the file; stdin's bad UTF-8 and a repeated '-' are one-line errors.
+    text = corpus("taylorswift.txt")[:40_000]
+    path = tmp_path / "c.txt"
+    path.write_text(text, encoding="utf-8")
+
+    def run(*args: str, stdin: bytes) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "tokenizer", *args, "-q"]
+        return subprocess.run(command, input=stdin, capture_output=True, cwd=ROOT, check=False)
+
+    for stem, source in [("piped", "-"), ("file", str(path))]:
+        done = run("train", source, "--vocab-size", "300", "-o", str(tmp_path / stem), stdin=text.encode())
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "piped.tiktoken").read_bytes() == (tmp_path / "file.tiktoken").read_bytes()
+    done = run("count", "-", "-o", str(tmp_path / "c.counts"), stdin=text.encode())
+    assert done.returncode == 0, done.stderr
+    assert load_counts(tmp_path / "c.counts")[0] == count_chunks(text)[0]
+    bad = run("train", "-", "--vocab-size", "300", "-o", str(tmp_path / "x"), stdin=b"ok\n\xff")
+    assert bad.returncode == 2 and bad.stderr.decode().strip() == (
+        "error: stdin: not valid UTF-8 at byte offset 3 (FF); convert it to UTF-8 first"
+    )
+    twice = run("train", "-", "-", "--vocab-size", "300", "-o", str(tmp_path / "x"), stdin=b"ab")
+    assert twice.returncode == 2 and "'-' (stdin) is given twice" in twice.stderr.decode()

@@ -65,6 +65,12 @@ def _stdin_bytes() -> bytes:
     """All of stdin, unless it is closed (`<&-`: sys.stdin is None, an AttributeError traceback)
     or a device that never ends (`< /dev/zero` read until the memory was full); a terminal and
     /dev/null are devices that end."""
+    check_stdin()
+    return sys.stdin.buffer.read()
+
+
+def check_stdin() -> None:
+    """ValueError if stdin is closed or a device that never ends (see _stdin_bytes)."""
     if sys.stdin is None:
         raise ValueError("stdin is closed; give the text as an argument or with --file FILE")
     try:
@@ -76,7 +82,6 @@ def _stdin_bytes() -> bytes:
             "stdin is a device (such as /dev/zero), not text: reading it would never end; "
             "redirect a file, or pipe the text in"
         )
-    return sys.stdin.buffer.read()
 
 
 def _never_ends(info: os.stat_result) -> bool:

@@ -13,6 +13,7 @@ from ..streaming import expand_inputs
 from ..train import looks_like_a_name
 from .common import DEFAULT_PATTERN, check_output, corpus_sample, ready
 from .progress import progress_bars
+from .stdin_corpus import stdin_as_file
 
 
 def engine_choice(args: argparse.Namespace) -> tuple[str, str | None]:
@@ -24,6 +25,12 @@ def engine_choice(args: argparse.Namespace) -> tuple[str, str | None]:
 
 
 def cmd_count(args: argparse.Namespace) -> int:
+    with stdin_as_file(args.files) as files:  # '-': the corpus from stdin
+        args.files = files
+        return _count(args)
+
+
+def _count(args: argparse.Namespace) -> int:
     pattern = DEFAULT_PATTERN if args.pattern is None else args.pattern
     if pattern not in PATTERNS and pattern != NO_SPLIT and looks_like_a_name(pattern):
         # 'gpt5', 'GPT4' counted as a regex matching that word only: an empty table, exit 0
@@ -60,7 +67,7 @@ def cmd_count(args: argparse.Namespace) -> int:
 
 def add_commands(subparsers) -> None:
     p = subparsers.add_parser("count", help="count the regex chunks of files into a count table")
-    p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files, or quoted globs")
+    p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files, quoted globs, or - for stdin")
     p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
     p.add_argument("--workers", "-j", type=int, help="processes (default: all cores for big inputs)")
     p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")

@@ -12,6 +12,7 @@ from ..streaming import expand_inputs
 from ..train import TIE_BREAKS, split_pattern, train
 from .common import DEFAULT_PATTERN, check_output, corpus_sample, ready
 from .progress import progress_bars
+from .stdin_corpus import stdin_as_file
 
 
 def counts_pattern(path: str) -> str:
@@ -21,6 +22,12 @@ def counts_pattern(path: str) -> str:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    with stdin_as_file(args.files) as files:  # '-': the corpus from stdin
+        args.files = files
+        return _train(args)
+
+
+def _train(args: argparse.Namespace) -> int:
     if not args.files and not args.counts:
         raise ValueError("give FILEs to train on, or --counts")
     if args.files and args.counts:
@@ -69,7 +76,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def add_commands(subparsers) -> None:
     p = subparsers.add_parser("train", help="train a byte-level BPE tokenizer on files")
-    p.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 text files, or quoted globs (streamed)")
+    p.add_argument(
+        "files", nargs="*", metavar="FILE", help="UTF-8 text files, quoted globs (streamed), or - for stdin"
+    )
     p.add_argument("--vocab-size", "-v", type=int, required=True, help="256 bytes + merges")
     p.add_argument(
         "--pattern", "-p", metavar="NAME", help="split pattern: gpt2, gpt4 (default), o200k or none"
