@@ -306,6 +306,28 @@ def test_cli_learn_then_apply(tmp_path, capsys, monkeypatch, taylorswift):
     assert "header" in capsys.readouterr().err
 
 
+def test_cli_takes_subword_nmts_own_spellings(tmp_path, capsys, monkeypatch, taylorswift):
+    """`learn-bpe -s N < in > codes` and `-i in -o codes`/`--symbols`: learn wanted INPUT and
+    -o, and knew neither -i nor --symbols, so a subword-nmt user's command failed."""
+    text = taylorswift[:50_000]
+
+    def stdin(data: str) -> None:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data.encode("utf-8")), encoding="utf-8"))
+
+    stdin(text)
+    assert main(["classic", "learn", "-s", "300"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1:] == [" ".join(pair) for pair in subword_nmt_learn(text, 300)]
+    source, codes = tmp_path / "in.txt", tmp_path / "codes.txt"
+    source.write_text(text, encoding="utf-8")
+    assert main(["classic", "learn", "--symbols", "300", "-i", str(source), "-o", str(codes)]) == 0
+    assert codes.read_text(encoding="utf-8") == out
+    assert main(["classic", "apply", "-c", str(codes), "-i", str(source), "-s", "@@"]) == 0
+    assert capsys.readouterr().out == subword_nmt_apply(codes, text, "@@")
+    assert main(["classic", "apply", "-c", str(codes), "-i", str(source), str(source)]) == 2
+    assert "as INPUT or as --input, not both" in capsys.readouterr().err
+
+
 def test_cli_apply_refuses_codes_and_text_both_on_stdin(capsys, monkeypatch):
     """`classic apply --codes - < codes.txt` read the codes from stdin, then the text from the
     same, now empty, stdin: an empty output and exit 0."""

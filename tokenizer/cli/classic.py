@@ -13,6 +13,7 @@ from .common import STDIO, check_output, read_utf8, ready
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
+    args.inputs = [*args.inputs, *args.more_inputs] or [STDIO]
     if args.output != STDIO:
         check_output(args.output, inputs=args.inputs)
     counts: Counter[str] = Counter()
@@ -34,6 +35,10 @@ def cmd_learn(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
+    if args.input_option is not None:
+        if args.input != STDIO:
+            raise ValueError("give the text file once: as INPUT or as --input, not both")
+        args.input = args.input_option
     if args.codes == STDIO and args.input == STDIO:  # the text read nothing: empty output, exit 0
         raise ValueError("--codes - and INPUT both read stdin; name the codes file or the text file")
     to_stdout = args.output in (None, STDIO)
@@ -53,9 +58,12 @@ def add_commands(subparsers) -> None:
     parser = subparsers.add_parser("classic", help="classic BPE (Sennrich et al. 2016), same as subword-nmt")
     sub = parser.add_subparsers(dest="classic_command", required=True)
 
+    # subword-nmt's own spellings work too (`learn-bpe -s N < in > codes`, `-i in -o codes`,
+    # `--symbols N`), so its users' commands run unchanged.
     p = sub.add_parser("learn", help="learn merges, write a subword-nmt codes file")
-    p.add_argument("inputs", nargs="+", metavar="INPUT", help="UTF-8 text files ('-' for stdin)")
-    p.add_argument("--merges", "-s", type=int, required=True, help="number of merges to learn")
+    p.add_argument("inputs", nargs="*", metavar="INPUT", help="UTF-8 text files ('-' for stdin; none: stdin)")
+    p.add_argument("--input", "-i", dest="more_inputs", action="append", default=[], help="another INPUT")
+    p.add_argument("--merges", "--symbols", "-s", type=int, required=True, help="number of merges to learn")
     p.add_argument(
         "--min-frequency", type=int, default=2, help="stop when no pair occurs this often (default 2)"
     )
@@ -63,13 +71,14 @@ def add_commands(subparsers) -> None:
         "--total-symbols", "-t", action="store_true", help="subtract the character count from --merges"
     )
     p.add_argument("--dict-input", action="store_true", help="inputs are 'word count' lines")
-    p.add_argument("--output", "-o", required=True, help="codes file to write ('-' for stdout)")
+    p.add_argument("--output", "-o", default=STDIO, help="codes file to write ('-' or none: stdout)")
     p.set_defaults(func=cmd_learn)
 
     p = sub.add_parser("apply", help="segment text with a codes file")
     p.add_argument(
         "input", nargs="?", default=STDIO, metavar="INPUT", help="UTF-8 text file (default: stdin)"
     )
+    p.add_argument("--input", "-i", dest="input_option", default=None, help="the same as INPUT")
     p.add_argument("--codes", "-c", required=True, help="codes file (subword-nmt format, version 0.2)")
     p.add_argument("--separator", "-s", default=None, help="mark non-final units, e.g. @@ (default: none)")
     p.add_argument("--output", "-o", default=None, help="output file ('-' or none: stdout)")
