@@ -350,8 +350,12 @@ RUST_ESCAPE_PATTERNS = [
     r"\p{ASCII}+|\P{ASCII}+",
     r"\p{Any}{1,3}",
     r"(?<word>\p{L}+)|(?<rest>\P{L})",
+    r"\p{Han}+|\p{Hiragana}+|\p{sc=Latin}+|\p{Script=Greek}+|\P{Han}",  # scripts: Unicode 16.0
+    r"[\p{Han}\p{Greek}]+|[^\p{Han}\s]+|\s+",
 ]
-RUST_ESCAPE_ALPHABET = "AaBbCcfFgGxz09_\x1b \n\t\r\u00e9\u4e16\U0001f642\U0001d400"
+RUST_ESCAPE_ALPHABET = (
+    "AaBbCcfFgGxz09_\x1b \n\t\r\u00e9\u4e16\U0001f642\U0001d400\u3042\u03b1\u0342\U00020000\u3001\u31ef"
+)
 
 
 @pytest.mark.parametrize("pattern", RUST_ESCAPE_PATTERNS)

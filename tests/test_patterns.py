@@ -293,13 +293,22 @@ def test_non_empty_patterns_are_accepted(engine):
         ("(?:ab){e<=1}", "fuzzy"),
         (r"(?i)\p{Lu}", "case-insensitive"),
         ("(?i)é", "case-insensitive"),
-        (r"\p{Script=Latin}", "general-category"),
-        (r"\p{Han}", "unsupported property"),
+        (r"\p{scx=Latin}", "general categories and scripts"),
+        (r"\p{Alphabetic}", "unsupported property"),
     ],
 )
 def test_unsupported_syntax_under_re_is_a_clear_error(pattern, reason):
     with pytest.raises(ValueError, match=reason):
         compile_pattern(pattern, engine="re")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aZé世\U00020000\u3042\u03b1\u0342\u3001 1!\n", max_size=30))
+def test_scripts_under_re_split_as_the_regex_package(text):
+    """\\p{Han} and other scripts were refused by the re translation (the page): now the
+    regex flavour's Script table, astral characters matched as themselves (no stand-in)."""
+    pattern = r"\p{Han}+|\p{Hiragana}+|\p{sc=Latin}+|\p{Script=Greek}+|[^\p{Han}\s]|\s+"
+    assert compile_pattern(pattern, engine="re").findall(text) == regex.findall(pattern, text)
 
 
 def test_engine_argument_and_cache():

@@ -32,6 +32,7 @@ from ._unicode import (
     categories_ranges,
     complement,
     merge_ranges,
+    script_ranges,
     unicode_tables,
     white_space,
     word_ranges,
@@ -128,8 +129,9 @@ _RUST_ESCAPES = "zehHNxuU"  # escapes tiktoken's engine reads otherwise than reg
 _HEX_DIGIT = [(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)]  # fancy-regex's \h
 _NOT_HEX_DIGIT = complement(_HEX_DIGIT)
 _NOT_NEWLINE = complement([(0x0A, 0x0A)])  # Rust's \N
-_PROPERTY_HINT = (  # scripts and binary properties have no tables here (tiktoken's would be Unicode 16.0)
-    ": use general categories such as \\p{L} or \\p{Lu}, or a script's code points as a class such as [\\u4e00-\\u9fff]"
+_PROPERTY_HINT = (  # binary properties and Script_Extensions have no tables here
+    ": use general categories such as \\p{L} or \\p{Lu}, scripts by long name such as \\p{Han} or "
+    "\\p{Greek}, or code points as a class such as [\\u4e00-\\u9fff]"
 )
 _RUST_PROPERTIES = {"ANY": [(0, MAX_CODE_POINT)], "ASCII": [(0, 0x7F)]}  # \p{Any}, \p{ASCII}
 
@@ -363,12 +365,18 @@ class _Translator:
             if special[-1][1] <= 0x7F:  # literals: the astral stand-ins must not be ASCII
                 self.note_literal(*special[-1])
             return "set", (complement(special) if negated else special), consumed
-        if sep and _normalize_property_name(key) not in ("GC", "GENERALCATEGORY"):
-            raise self.error(f"only general-category properties are supported, not {name!r}{_PROPERTY_HINT}")
+        kind = _normalize_property_name(key) if sep else ""
+        if kind not in ("", "GC", "GENERALCATEGORY", "SC", "SCRIPT"):
+            raise self.error(
+                f"only general categories and scripts are supported, not {name!r}{_PROPERTY_HINT}"
+            )
         categories = unicode_tables(self.flavour).CATEGORY_ALIASES.get(_normalize_property_name(value))
-        if categories is None:
+        if categories is not None and kind not in ("SC", "SCRIPT"):
+            ranges = categories_ranges(categories, self.flavour)
+        elif kind in ("", "SC", "SCRIPT") and (ranges := script_ranges(value, self.flavour)) is not None:
+            self.standin_safe = False  # a script is not decided by the general category
+        else:
             raise self.error(f"unknown or unsupported property {name!r}{_PROPERTY_HINT}")
-        ranges = categories_ranges(categories, self.flavour)
         return "set", (complement(ranges) if negated else ranges), consumed
 
     # -- groups, flags, braces ---------------------------------------------------------

@@ -86,3 +86,43 @@ def word_ranges(flavour: str = REGEX) -> Ranges | None:
     """\\w of the flavour's engine, None where the tables were made without it."""
     word = getattr(unicode_tables(flavour), "WORD", None)
     return None if word is None else parse_ranges(word)
+
+
+@functools.cache
+def script_ranges(name: str, flavour: str = REGEX) -> Ranges | None:
+    """\\p{Script} of a flavour, by long name compared loosely (case, spaces, `_` and `-`
+    ignored: "old_italic" is Old_Italic); None if the flavour has no such script.
+
+    One table serves both: `_unicode_scripts` (Script, from the `regex` package, Unicode 18).
+    The "tiktoken" flavour (Unicode 16.0) keeps its code points assigned in 16.0, which gives
+    exactly tiktoken's \\p{..} for each of the 170 scripts 16.0 has (every code point checked
+    against tiktoken, tests/test_unicode_parity.py); a script new since 16.0 is empty there,
+    and tiktoken refuses its name, so None."""
+    from ._unicode_scripts import SCRIPTS  # 40 KB of tables: only when a pattern names a script
+
+    wanted = _loose(name)
+    found = next((parse_ranges(body) for script, body in SCRIPTS if _loose(script) == wanted), None)
+    if found is None or flavour == REGEX:
+        return found
+    assigned = complement(categories_ranges(("Cn",), flavour))
+    kept = _intersect(found, assigned)
+    return kept or None
+
+
+def _loose(name: str) -> str:
+    return "".join(ch for ch in name if ch not in " _-").upper()
+
+
+def _intersect(a: Ranges, b: Ranges) -> Ranges:
+    """The code points in both (sorted, merged ranges)."""
+    out: Ranges = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
