@@ -352,3 +352,20 @@ def test_a_glob_that_reaches_a_file_twice_through_a_symlink_is_refused(tmp_path)
         streaming.expand_inputs([every])
     x = str(tmp_path / "data" / "a" / "x.txt")  # named twice, a file is read twice, as before
     assert streaming.expand_inputs([x, x]) == [Path(x), Path(x)]
+
+
+def test_a_count_table_with_a_damaged_byte_is_a_value_error_naming_it(tmp_path):
+    """One byte flipped inside a table's deflate stream raised zlib.error ('invalid distance
+    too far back') as a traceback from `train --counts`; a cut-off table already said 'corrupt'."""
+    counts, stats = count_chunks(corpus_file("taylorswift.txt"), "gpt4")
+    table = tmp_path / "t.counts"
+    save_counts(table, counts, stats)
+    data = table.read_bytes()
+    damaged = tmp_path / "damaged.counts"
+    errors = set()
+    for at in range(200, 260):
+        damaged.write_bytes(data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :])
+        with pytest.raises(ValueError, match=re.escape(f"{damaged}: ")) as caught:
+            load_counts(damaged)
+        errors.add("corrupt count table" in str(caught.value) or "line" in str(caught.value))
+    assert errors == {True}

@@ -14,6 +14,7 @@ import io
 import json
 import os
 import stat
+import zlib
 from itertools import islice
 from typing import Any
 
@@ -162,8 +163,9 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
             f"{path}: expands to over {MAX_EXPANSION} times its size after line {lineno} (a gzip bomb?): "
             "not a count table written by `count`; count the corpus again"
         ) from None
-    except (gzip.BadGzipFile, EOFError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: corrupt count table ({e})") from None
+    except (gzip.BadGzipFile, EOFError, UnicodeDecodeError, zlib.error) as e:
+        # zlib.error: a damaged byte inside the deflate stream (a cut-off one is an EOFError)
+        raise ValueError(f"{path}: corrupt count table ({e}); count the corpus again") from None
     except OSError as e:
         raise named_os_error(e, path) from None
     _check_text_chunks(counts, path)
