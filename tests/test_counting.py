@@ -230,6 +230,11 @@ HEADER = b'{"format": "bpe-playground-counts", "version": 2, "pattern": "x"}\n'
         (HEADER + b"[" * 100_000 + b"\n", "line 2: corrupt count table (nested too deeply)"),
         (HEADER + b'["a", ' + b"9" * 5000 + b"]\n", "line 2: corrupt count table (Exceeds the limit"),
         (HEADER + b'["a", true]\n', "line 2 is not a [chunk, count] pair"),
+        (  # 'chunk counts must be integers from 1 to 2**63 - 1', naming no file, from the trainer
+            HEADER + b'["ab", 18446744073709551616]\n',
+            "line 2: the count 18446744073709551616 is over 2**63 - 1",
+        ),
+        (HEADER + b'["ab", 5]\n["ab", 9223372036854775805]\n', "line 3: the count 9223372036854775810"),
         (HEADER + b'["ab", 2]\n["x\\ud800y", 3]\n', "the chunk 'x\\ud800y' holds a lone surrogate"),
         (
             b'{"format": "bpe-playground-counts", "version": 2}\n',

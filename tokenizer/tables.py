@@ -18,6 +18,7 @@ import zlib
 from itertools import islice
 from typing import Any
 
+from ._wordstore import MAX_COUNT
 from .formats import atomic_writer, named_os_error
 from .patterns import NO_SPLIT, PATTERNS, resolve_pattern
 
@@ -157,7 +158,9 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
                     or item[1] < 1
                 ):
                     raise ValueError(f"{path}: line {lineno} is not a [chunk, count] pair")
-                counts[item[0]] = counts.get(item[0], 0) + item[1]
+                n = counts[item[0]] = counts.get(item[0], 0) + item[1]
+                if n >= MAX_COUNT:  # the trainer refused it later, naming no file
+                    raise _count_too_big(path, lineno, n)
     except _TooExpanded:
         raise ValueError(
             f"{path}: expands to over {MAX_EXPANSION} times its size after line {lineno} (a gzip bomb?): "
@@ -171,6 +174,13 @@ def load_counts(path: str | os.PathLike) -> tuple[dict[str, int], dict[str, Any]
     _check_text_chunks(counts, path)
     meta = {k: v for k, v in header.items() if k not in ("format", "version")}
     return counts, meta
+
+
+def _count_too_big(path: str | os.PathLike, lineno: int, n: int) -> ValueError:
+    return ValueError(
+        f"{path}: line {lineno}: the count {n} is over 2**63 - 1, the most the trainer holds "
+        "(int64), more chunks than any corpus holds: not a table `count` wrote; count the corpus again"
+    )
 
 
 def _regular_size(path: str | os.PathLike) -> int:
