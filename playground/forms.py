@@ -39,8 +39,8 @@ MAX_SUFFIX_CHARS = 20  # characters of that suffix: .tiktoken is 9
 MAX_STEM_BYTES = 200
 
 # An integer as a form sends it; str.isdigit() also took '+-5' and '²' (which int() refuses)
-# for integers, and said "out of range".
-DECIMAL = re.compile(r"[+-]?[0-9]+")
+# for integers, and said "out of range". ASCII only (re.ASCII is moot for [0-9], kept explicit).
+DECIMAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # a tokenizer name, safe as a file name
 WINDOWS_RESERVED = {
     "con",
@@ -58,13 +58,14 @@ def form_int(form: MultiDict, field: str, *, default: int | None, lo: int, hi: i
         if default is None:
             raise ApiError(400, f"{field} is required ({field}: an integer from {lo} to {hi})")
         return default
+    # ASCII digits only: int() also reads '٣٠٠', '３００' and '3_00' as 300, which no form
+    # means and the page never sends.
+    if not DECIMAL.fullmatch(raw):
+        raise ApiError(400, f"{field} must be an integer, got {raw[:40]!r}; write it with the digits 0-9")
     try:
         value = int(raw)
-    except ValueError:
-        if DECIMAL.fullmatch(raw):  # past int()'s 4,300 digits: an integer, just far too big
-            value = -1 if raw.startswith("-") else hi + 1
-        else:
-            raise ApiError(400, f"{field} must be an integer, got {raw[:40]!r}") from None
+    except ValueError:  # past int()'s 4,300 digits: an integer, just far too big
+        value = -1 if raw.startswith("-") else hi + 1
     if not lo <= value <= hi:
         shown = raw if len(raw) <= 40 else f"{raw[:20]}... ({len(raw.lstrip('+-')):,} digits)"
         raise ApiError(400, f"{field} {shown} is out of range: {field} must be from {lo} to {hi}")

@@ -32,6 +32,11 @@ from tests.server_helpers import GOOD, corpus_file, leftovers, post_train, raw_r
         ({"vocab_size": "1e3"}, 400, "must be an integer"),
         ({"vocab_size": "+-300"}, 400, "must be an integer, got '+-300'"),  # was "out of range"
         ({"vocab_size": "3\u00b2"}, 400, "must be an integer"),  # '3²': isdigit() but not int()
+        # int() reads other scripts' digits and underscores: these were queued as vocab 300
+        ({"vocab_size": "\u0663\u0660\u0660"}, 400, "must be an integer, got"),  # Arabic-Indic 300
+        ({"vocab_size": "\uff13\uff10\uff10"}, 400, "must be an integer, got"),  # fullwidth 300
+        ({"vocab_size": "3_00"}, 400, "must be an integer, got '3_00'"),
+        ({"vocab_size": "300", "min_frequency": "\u0662"}, 400, "min_frequency must be an integer"),
         # past int()'s 4,300 digits: it said "must be an integer"; the value is cut in the message
         (
             {"vocab_size": "9" * 5000},
