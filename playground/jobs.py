@@ -77,7 +77,9 @@ class Job:
         self.corpus: list[tuple[str, str]] = corpus  # (path, label shown to the user)
         self.corpus_bytes = corpus_bytes
         self.state = "queued"
-        self.progress: dict[str, Any] | None = None
+        # The keys of every progress report (job_process), so a client reads progress["phase"]
+        # at every stage: a queued job's was null.
+        self.progress: dict[str, Any] = initial_progress("queued")
         self.error: str | None = None
         self.warnings: list[str] = []  # e.g. a custom regex that drops text (job_process)
         self.result: dict[str, Any] | None = None
@@ -318,14 +320,7 @@ class JobManager:
         process = self._ctx.Process(target=run_job, args=(sender, spec), name=f"bpe-train-{job.id}")
         job.state = "running"
         job.started = time.time()
-        job.progress = {
-            "phase": "starting",
-            "done": 0,
-            "total": None,
-            "percent": None,
-            "rate": None,
-            "eta": None,
-        }
+        job.progress = initial_progress("starting")
         try:
             process.start()
         except Exception as e:
@@ -427,6 +422,11 @@ class JobManager:
         shutil.rmtree(job.dir, ignore_errors=True)
         self._touch(job)
         self._start_queued()
+
+
+def initial_progress(phase: str) -> dict[str, Any]:
+    """Progress before the training process reports any: nothing done, nothing known."""
+    return {"phase": phase, "done": 0, "total": None, "percent": None, "rate": None, "eta": None}
 
 
 def _duration(seconds: float) -> str:

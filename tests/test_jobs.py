@@ -150,3 +150,20 @@ def test_a_finished_jobs_files_are_synced_into_the_data_folder(manager, monkeypa
     assert job.state == "done" and (manager.data_dir / "synced.json").is_file()
     os.close(folder)
     assert True in synced
+
+
+def test_a_queued_job_has_progress_keys_not_null(manager):
+    """GET /api/jobs/ID gives progress (phase, done, total, eta) at every stage: a queued job's
+    was null, so a client reading snap["progress"]["phase"] failed until the job started."""
+    job = submit(manager, "waiting")
+    progress = manager.snapshot(job)["progress"]
+    assert progress == {
+        "phase": "queued",
+        "done": 0,
+        "total": None,
+        "percent": None,
+        "rate": None,
+        "eta": None,
+    }
+    manager.cancel(job)
+    assert manager.snapshot(job)["progress"]["phase"] == "queued"  # where it stopped
