@@ -24,8 +24,9 @@ from tokenizer.regex_check import check_split_regex
 from tokenizer.train import TIE_BREAKS
 
 from .errors import ApiError
+from .job_process import CUSTOM_LABEL
 
-CUSTOM = "custom"  # the pattern choice that sends its own regex in the field 'regex'
+CUSTOM = CUSTOM_LABEL  # the pattern choice that sends its own regex in the field 'regex'
 PATTERN_CHOICES = (*PATTERN_NAMES, CUSTOM)  # what the page offers, in its order
 # Every pattern name train() knows (aliases such as cl100k included), the page's first.
 KNOWN_PATTERNS = (*PATTERN_NAMES, *(p for p in (*PATTERNS, NO_SPLIT) if p not in PATTERN_NAMES))

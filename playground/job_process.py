@@ -26,11 +26,11 @@ from typing import Any
 from tokenizer.core import Tokenizer
 from tokenizer.encodings import ENCODING_PATTERN_NAMES, get_encoding
 from tokenizer.extend import extend
-from tokenizer.patterns import NO_SPLIT, is_named
 from tokenizer.progress import Progress
 from tokenizer.regex_check import MAX_SAMPLE_CHARS, check_split_regex
 from tokenizer.train import train
 
+CUSTOM_LABEL = "custom"  # the pattern_label of a job whose "pattern" is the user's own regex
 PROGRESS_INTERVAL = 0.1  # seconds between progress messages of one phase (the last always goes)
 PARENT_CHECK_INTERVAL = 1.0  # seconds between checks that the server is still there
 Warn = Callable[[str], None]  # sends one warning to the server (the job's `warnings`)
@@ -96,13 +96,17 @@ def run_job(conn: Connection, spec: dict[str, Any]) -> None:
 
 
 def _train(spec: dict[str, Any], paths: list[Path], progress: Progress, warn: Warn) -> tuple[Tokenizer, dict]:
-    if _is_custom(spec["pattern"]):
+    # A custom regex goes to train() as regex=: as pattern= a bare word such as 'ab' is read as
+    # a pattern name, and the job failed with "unknown pattern name 'ab'" after its 202.
+    custom = spec["pattern_label"] == CUSTOM_LABEL
+    if custom:
         for warning in check_split_regex(spec["pattern"], sample=_sample(paths[0])):
             warn(warning)
     tok = train(
         paths,
         spec["vocab_size"],
-        pattern=spec["pattern"],
+        pattern=None if custom else spec["pattern"],
+        regex=spec["pattern"] if custom else None,
         special_tokens=spec["special_tokens"] or None,
         tie_break=spec["tie_break"],
         min_frequency=spec["min_frequency"],
@@ -157,10 +161,6 @@ def extension_summary(extension: dict[str, Any]) -> dict[str, Any]:
 def statistics_summary(statistics: dict[str, Any]) -> dict[str, Any]:
     """metadata["statistics"] without train()'s per-merge list: what a listing shows."""
     return {k: v for k, v in statistics.items() if k not in STATISTICS_LISTS}
-
-
-def _is_custom(pattern: str) -> bool:
-    return pattern != NO_SPLIT and not is_named(pattern)
 
 
 def _sample(path: str) -> str:

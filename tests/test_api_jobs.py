@@ -123,6 +123,24 @@ def test_text_field_custom_regex_lexical(server):
     assert again.status_code == 409 and "already exists" in again.json()["error"]
 
 
+@pytest.mark.parametrize("regex", ["ab", "b.a"])
+def test_a_custom_regex_that_is_a_bare_word_is_a_regex_not_a_name(server, regex):
+    """pattern=custom with regex 'ab' was queued (202), then failed "unknown pattern name 'ab'":
+    the job passed it to train() as a pattern name. It is the regex: it splits out only 'ab' (or
+    'b.a'), and the job says what it drops. (A regex that is a pattern's name, 'gpt2', is a 400
+    at submit: tokenizer.regex_check refuses it.)"""
+    text = "ab ab ab abab cd ab " * 20
+    resp = server.train(text=text, vocab_size="260", pattern="custom", regex=regex)
+    assert resp.status_code == 202, resp.text
+    final = server.wait(resp.json()["job"], lambda s: s["state"] in ("done", "failed", "cancelled"))
+    assert final["state"] == "done", final
+    loaded = Tokenizer.load(server.data_dir / final["tokenizer"])
+    assert loaded.pattern_regex == regex
+    with pytest.warns(UserWarning, match="does not match"):
+        assert loaded.merges == train(text, 260, regex=regex).merges
+    assert any("does not match" in w for w in final["warnings"])
+
+
 def test_a_training_that_stops_short_of_vocab_size_says_so(server):
     """vocab_size 5000 on a few KB stops when no pair is left twice: the job was "done" with
     its N merges, no word that it is not the size asked for (extension and the CLI say so).
