@@ -195,6 +195,22 @@ def test_decode_tokens_bytes_equals_the_checked_id_by_id_path(ids):
     assert enc.decode_tokens_bytes(ids) == want == enc.decode_tokens_bytes(iter(ids))
 
 
+def test_decode_takes_numpy_integer_ids():
+    """decode(np.array(ids)) raised TypeError ("token ids must be int, not int64"), where tiktoken
+    decodes any integer type (ids from numpy, e.g. a saved array); bools and floats stay refused."""
+    np = pytest.importorskip("numpy")
+    enc, ref = get_encoding("cl100k_base"), tiktoken_reference("cl100k_base")
+    ids = enc.encode("hello <|endoftext|> wörld", allowed_special="all")
+    for arg in (np.array(ids), np.array(ids, dtype=np.uint32), [np.int32(i) for i in ids]):
+        assert enc.decode(arg) == ref.decode(arg) == "hello <|endoftext|> wörld"
+        assert enc.decode_tokens_bytes(arg) == ref.decode_tokens_bytes(arg)
+    with pytest.raises(ValueError, match="unknown token id 100261"):
+        enc.decode(np.array([100261]))
+    for bad in ([True], [5.0], [np.float64(5.0)]):
+        with pytest.raises(TypeError, match="token ids must be int"):
+            enc.decode(bad)
+
+
 def test_split_returns_chunks():
     assert get_encoding("cl100k_base").split("Hello world's  42!") == [
         "Hello",

@@ -24,6 +24,7 @@ from itertools import chain
 from typing import Any, Literal
 
 from . import _batch, formats
+from ._arguments import check_text, special_set, token_id_of
 from ._batch_cuts import safe_cuts
 from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
 from ._gc import paused_gc
@@ -180,14 +181,14 @@ class Tokenizer:
     def split(self, text: str) -> list[str]:
         """The pre-tokenization chunks of `text` (merges never cross them). With a preparation
         they are chunks of the prepared text (normalized, with HF's prefix space), as merged."""
-        _check_text(text)
+        check_text(text)
         if self.preparation is None:
             return self._splitter.findall(text)
         return self.preparation.chunks(text, self._splitter)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ignoring special tokens (their text is encoded as ordinary text)."""
-        _check_text(text)
+        check_text(text)
         split = self._splitter.findall if self.preparation is None else self.split
         try:
             return self._encode_chunks(split(text))
@@ -208,7 +209,7 @@ class Tokenizer:
         one raises ValueError (it usually means untrusted text is pretending to be a
         control token); anything else is ordinary text.
         """
-        _check_text(text)
+        check_text(text)
         allowed = self.check_special(text, allowed_special, disallowed_special)
         allowed &= set(self.special_tokens)
         if not allowed:
@@ -236,11 +237,11 @@ class Tokenizer:
         (tiktoken's message) if `text` holds a disallowed one. "all" means every special token;
         `disallowed_special="all"` means every one not allowed; an explicit set wins over allowed."""
         every = set(self.special_tokens)
-        allowed = every if allowed_special == "all" else _tokens(allowed_special, "allowed")
+        allowed = every if allowed_special == "all" else special_set(allowed_special, "allowed")
         if disallowed_special == "all":
             disallowed = every - allowed
         else:  # None or empty: no check, as tiktoken's `if disallowed_special:`
-            disallowed = _tokens(disallowed_special, "disallowed") if disallowed_special else set()
+            disallowed = special_set(disallowed_special, "disallowed") if disallowed_special else set()
         match = self.special_regex(disallowed).search(text) if disallowed else None
         if match:
             token = match.group()
@@ -471,8 +472,7 @@ class Tokenizer:
     # ----- decoding ---------------------------------------------------------------------
 
     def decode_single_token_bytes(self, token_id: int) -> bytes:
-        if type(token_id) is not int:  # True would be id 1, 5.0 id 5: refuse, as tiktoken does
-            raise TypeError(f"token ids must be int, not {type(token_id).__name__} ({token_id!r})")
+        token_id = token_id_of(token_id)
         token = self._decoder.get(token_id)
         if token is None:
             token = self._special_decoder.get(token_id)
@@ -486,7 +486,8 @@ class Tokenizer:
         Ids that are all ints of the vocabulary (no special token) are looked up at C speed,
         one `map` (4-5x faster on long lists); anything else goes id by id through
         decode_single_token_bytes, which refuses non-ints (True is not id 1) and unknown ids."""
-        ids = ids if type(ids) is list else list(ids)
+        if type(ids) is not list:  # a numpy array's tolist() gives plain ints (or its bools, floats)
+            ids = ids.tolist() if hasattr(ids, "tolist") else list(ids)
         if set(map(type, ids)) <= {int}:
             try:
                 return list(map(self._decoder.__getitem__, ids))
@@ -563,21 +564,6 @@ class Tokenizer:
                 "belong to different tokenizers (save them again together, or remove one)"
             )
         return tok
-
-
-def _check_text(text: object) -> None:
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, not {type(text).__name__}; decode bytes first (bytes.decode())")
-
-
-def _tokens(value: object, kind: str) -> set[str]:
-    """A collection of special tokens; a lone str (its characters) or None is a TypeError."""
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        one = f"{{{value!r}}}" if isinstance(value, str) else "{'<|endoftext|>'}"
-        raise TypeError(
-            f"{kind}_special must be 'all' or a set of special tokens such as {one}, not {value!r}"
-        )
-    return set(value)
 
 
 class _ChunkCache(dict):
