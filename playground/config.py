@@ -2,13 +2,20 @@
 
 Names the server shares with the library (pattern names, tie-break names, the vocabulary
 minimum) are not settings and are not defined here: they are imported from `tokenizer`, so
-the page, the CLI and the server can never disagree about them.
+the page, the CLI and the server can never disagree about them. The server's own vocabulary
+minimum is the library's plus one merge (MIN_TRAIN_VOCAB).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from tokenizer.train import MIN_VOCAB
+
+# tokens: a training the server runs learns at least one merge (256 + 1, as issue 6 asks); the
+# library and the CLI also take 256 (the bytes alone, as minbpe and rustbpe do).
+MIN_TRAIN_VOCAB = MIN_VOCAB + 1
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository: server.py, web/, data/
 

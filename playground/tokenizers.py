@@ -32,8 +32,9 @@ from tokenizer import formats
 from tokenizer.core import Tokenizer
 from tokenizer.encodings import ENCODING_PATTERN_NAMES, list_encodings
 from tokenizer.regex_check import MAX_REGEX_CHARS
-from tokenizer.train import MIN_VOCAB, TIE_BREAKS
+from tokenizer.train import TIE_BREAKS
 
+from .config import MIN_TRAIN_VOCAB
 from .errors import ApiError
 from .forms import KNOWN_PATTERNS, NAME_RE, PATTERN_CHOICES
 from .job_process import extension_summary, statistics_summary
@@ -61,7 +62,7 @@ def health() -> Response:
         limits={
             "max_upload_bytes": cfg["MAX_UPLOAD_BYTES"],
             "max_text_bytes": cfg["MAX_TEXT_BYTES"],
-            "min_vocab": MIN_VOCAB,
+            "min_vocab": MIN_TRAIN_VOCAB,
             "max_vocab": cfg["MAX_VOCAB"],
             "max_files": cfg["MAX_FILES"],
             "max_special_tokens": cfg["MAX_SPECIAL_TOKENS"],

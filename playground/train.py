@@ -27,9 +27,9 @@ from typing import IO, Any
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
 
 from tokenizer.encodings import list_encodings
-from tokenizer.train import MIN_VOCAB
 
 from . import forms
+from .config import MIN_TRAIN_VOCAB
 from .errors import ApiError
 from .formparser import BoundedFormParser
 from .jobs import JobManager
@@ -145,7 +145,7 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
     forms.check_fields(form)
     base = forms.resolve_base(form, cfg["DATA_DIR"], uploaded=bool(base_files))
     if base is None and not base_files:
-        vocab_size = forms.form_int(form, "vocab_size", default=None, lo=MIN_VOCAB, hi=cfg["MAX_VOCAB"])
+        vocab_size = forms.form_int(form, "vocab_size", default=None, lo=MIN_TRAIN_VOCAB, hi=cfg["MAX_VOCAB"])
         add = None
         pattern, pattern_label = forms.resolve_pattern(form)
         special = forms.parse_special_tokens(form.get("special_tokens", ""), cfg["MAX_SPECIAL_TOKENS"])

@@ -21,7 +21,7 @@ def test_health_reports_version_and_limits(client):
     body = resp.get_json()
     assert body["status"] == "ok"
     assert body["version"] == tokenizer.__version__
-    assert body["limits"]["min_vocab"] == 256
+    assert body["limits"]["min_vocab"] == 257  # 256 bytes + 1 merge (issue 6); the library takes 256
     assert body["limits"]["max_vocab"] == DEFAULTS["MAX_VOCAB"]
     assert body["limits"]["max_upload_bytes"] == 64 * 1024
     assert {"gpt2", "gpt4", "o200k", "none"} <= set(body["patterns"])

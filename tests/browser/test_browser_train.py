@@ -117,7 +117,7 @@ def test_train_in_the_page(guarded, live_server, tmp_path):
     expect(page.get_by_test_id("train-file-item")).to_have_count(1)
     page.get_by_test_id("train-vocab").fill("100")
     start.click()
-    expect(page.get_by_test_id("train-error")).to_contain_text("vocab size must be a whole number from 256")
+    expect(page.get_by_test_id("train-error")).to_contain_text("vocab size must be a whole number from 257")
     page.get_by_test_id("train-vocab").fill("1000")
     page.get_by_test_id("train-pattern").select_option("custom")
     page.get_by_test_id("train-regex").fill("(unclosed")
