@@ -438,3 +438,13 @@ def test_the_description_names_no_stale_list_of_commands():
     sub = build_parser()._subparsers._group_actions[0]
     listed = re.findall(r"\{([a-z,]+)\}", cli.DESCRIPTION)
     assert all(set(group.split(",")) == set(sub.choices) for group in listed)
+
+
+@pytest.mark.parametrize("text", ["-hello", "-h1", "-help"])
+def test_text_that_reads_as_help_is_an_error_saying_to_use_double_dash(capsys, text):
+    """`encode -e cl100k_base "-hello"` printed the help and exited 0: no ids, no error."""
+    assert main(["encode", "-e", "cl100k_base", text]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "put -- before it" in captured.err and text in captured.err
+    assert main(["encode", "-e", "cl100k_base", "--", text]) == 0
+    assert json.loads(capsys.readouterr().out) == tiktoken_reference("cl100k_base").encode(text)

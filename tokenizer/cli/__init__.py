@@ -96,11 +96,26 @@ def check_option_count(argv: list[str]) -> None:
         )
 
 
+def check_no_disguised_help(argv: list[str]) -> None:
+    """`encode -e cl100k_base "-hello"` printed the help and exited 0, without a word about the
+    text: argparse reads "-hello" as -h followed by more short options. A word after -h is never
+    an option here (-h takes no value), so it is text, and `--` is the way to pass it."""
+    for arg in argv:
+        if arg == "--":
+            return
+        if arg.startswith("-h") and len(arg) > 2:
+            raise ValueError(
+                f"{arg[:40]!r} reads as -h (help) followed by other options; to give text that "
+                f"starts with '-', put -- before it: ... -- {arg[:40]}"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; ValueError and OSError become `error: ...` on stderr and exit code 2."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         check_option_count(argv)
+        check_no_disguised_help(argv)
     except ValueError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
