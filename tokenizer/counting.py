@@ -39,6 +39,7 @@ from .streaming import (
     expand_inputs,
     find_cut,
     range_cuts,
+    streams_exactly,
 )
 from .tables import (
     COUNTS_FORMAT,
@@ -303,7 +304,7 @@ def _count_files_parallel(
     for path in files:
         size = path.stat().st_size
         parts = max(round(size * workers * 4 / total), -(-size // RANGE_MAX_BYTES))
-        parts = max(1, min(parts, size // RANGE_MIN_BYTES))
+        parts = max(1, min(parts, size // RANGE_MIN_BYTES)) if streams_exactly(pattern) else 1
         cuts = range_cuts(path, parts) if size else [0, 0]
         jobs.extend((str(path), a, b, pattern, unicode) for a, b in zip(cuts, cuts[1:], strict=False))
     failed: set[str] = set()

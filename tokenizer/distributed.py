@@ -55,6 +55,7 @@ from .streaming import (
     default_workers,
     expand_inputs,
     range_cuts,
+    streams_exactly,
 )
 from .tables import TableCap, merge_counts, pattern_key, prune_counts
 
@@ -247,7 +248,7 @@ def _plan(files: list[Path], pattern: str, workers: int, parts_per_file: int | N
     key = pattern_key(pattern)
     jobs = []
     for f in inputs:
-        if pattern == NO_SPLIT or f.size == 0:
+        if not streams_exactly(pattern) or f.size == 0:  # "none" and custom regexes: files whole
             parts = 1
         elif parts_per_file is not None:
             parts = parts_per_file

@@ -8,7 +8,8 @@ Streaming is exact: a window of text is split, and only chunks followed by at le
 HOLD_BACK more chunks are kept; the rest is split again with the next block appended.
 A split pattern decides a chunk by looking at most a couple of chunks ahead (true of
 gpt2, gpt4, o200k: their lookaheads and `$` see one character past a run), so those
-kept chunks are what splitting the whole document gives. Ranges start at a newline that
+kept chunks are what splitting the whole document gives. A custom regex has no such bound
+(`streams_exactly`): each of its files is split whole, as one window, never cut into ranges. Ranges start at a newline that
 lies between two ASCII non-space characters, and the range before checks that its own
 chunking has a boundary exactly there (else CutMismatch: the caller counts that file
 serially).
@@ -47,6 +48,14 @@ def compile_splitter(pattern: str, unicode: str | None = None):
     if getattr(regex, "groups", 0) or getattr(regex, "_groups", 0):
         raise ValueError(f"split pattern {pattern!r} has capturing groups; use non-capturing (?:...) groups")
     return regex
+
+
+def streams_exactly(pattern: str) -> bool:
+    """Whether a file can be split a block (and a byte range) at a time with this pattern: the
+    named patterns decide a chunk within HOLD_BACK chunks of look-ahead. A custom regex has no
+    such bound (`\\w+ (?=\\w+ \\w+ \\w+ \\w+!)|\\w+|...` decides a chunk four words later; so
+    does an alternative that fails late): its files are split whole, one window each."""
+    return is_named(pattern)
 
 
 def check_workers(workers: object) -> None:
@@ -256,6 +265,10 @@ def count_range(
     regex = compile_splitter(pattern, unicode)
     tiles = is_named(pattern)  # every character is in some chunk (tests/test_patterns.py)
     size = path.stat().st_size
+    if not streams_exactly(pattern):  # one window: the whole file (or say it cannot be cut)
+        if start > 0 or end < size:
+            raise CutMismatch(f"{path}: a custom split pattern may look any distance ahead; count it whole")
+        block_size = max(block_size, size)
     counts = {} if counts is None else counts
     n_chunks = 0
     window = ""
