@@ -22,6 +22,7 @@ import os
 from collections import _count_elements as _tally  # Counter.update's C loop, on a plain dict
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate
+from operator import itemgetter
 from pathlib import Path
 
 from .patterns import compile_pattern, is_named
@@ -265,10 +266,10 @@ def count_range(
     regex = compile_splitter(pattern, unicode)
     tiles = is_named(pattern)  # every character is in some chunk (tests/test_patterns.py)
     size = path.stat().st_size
-    if not streams_exactly(pattern):  # one window: the whole file (or say it cannot be cut)
+    if not streams_exactly(pattern):  # the whole file at once (or say it cannot be cut)
         if start > 0 or end < size:
             raise CutMismatch(f"{path}: a custom split pattern may look any distance ahead; count it whole")
-        block_size = max(block_size, size)
+        return _count_whole(path, regex, block_size, report, {} if counts is None else counts, after_block)
     counts = {} if counts is None else counts
     n_chunks = 0
     window = ""
@@ -308,6 +309,24 @@ def count_range(
         counts[chunk] = counts.get(chunk, 0) + 1
         n_chunks += 1
     return counts, n_chunks
+
+
+def _count_whole(path: Path, regex, block_size: int, report, counts: dict[str, int], after_block):
+    """A file's chunks counted in one scan of its whole text: what a custom pattern needs. The
+    matches are tallied as they come (a list of every chunk of a 200 MB file would take GBs)."""
+    parts = []
+    for text, consumed in decoded_blocks(path, 0, path.stat().st_size, block_size):
+        parts.append(text)
+        if report is not None:
+            report(consumed)
+    text = "".join(parts)
+    del parts
+    before = sum(counts.values())
+    matches = regex.finditer(text) if hasattr(regex, "finditer") else None
+    _tally(counts, map(itemgetter(0), matches) if matches is not None else regex.findall(text))
+    if after_block is not None:
+        after_block(counts)
+    return counts, sum(counts.values()) - before
 
 
 def range_cuts(path: Path, parts: int) -> list[int]:
