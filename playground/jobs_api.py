@@ -2,7 +2,8 @@
 
 The event stream (Server-Sent Events) sends one `data:` JSON snapshot per change of the job,
 named `progress` while it is queued or running and by its final state at the end, then
-closes. A comment line every 15 s keeps proxies and browsers from timing the stream out.
+closes; a reconnect that already holds the final event (`Last-Event-ID`) gets 204, which stops
+a browser's EventSource from reconnecting. A comment line every 15 s keeps proxies and browsers from timing the stream out.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import time
 from collections.abc import Iterator
 
-from flask import Blueprint, Response, current_app, jsonify
+from flask import Blueprint, Response, current_app, jsonify, request
 
 from .jobs import FINAL_STATES, JobManager
 
@@ -51,6 +52,11 @@ def job_events(job_id: str) -> Response:
     """Server-Sent Events: one `data:` JSON snapshot per change, then the final one, then close."""
     jobs = job_manager()
     job = jobs.get(job_id)
+    if _has_final_event(jobs.snapshot(job), request.headers.get("Last-Event-ID")):
+        # A reconnect after the final event: EventSource reconnects whenever a stream closes,
+        # so answering the same final event again kept a plain client asking every second;
+        # 204 tells it the stream is over (the HTML spec's way to stop reconnecting).
+        return Response(status=204)
 
     def stream() -> Iterator[str]:
         yield f"retry: {SSE_RETRY_MS}\n\n"
@@ -75,3 +81,11 @@ def job_events(job_id: str) -> Response:
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Accel-Buffering"] = "no"
     return response
+
+
+def _has_final_event(snap: dict, last_event_id: str | None) -> bool:
+    """Whether the client already holds the final event: the job is over and the id it last
+    received (each event's id is the snapshot's version) is that version or later."""
+    if snap["state"] not in FINAL_STATES or last_event_id is None or not last_event_id.isdecimal():
+        return False
+    return len(last_event_id) <= 20 and int(last_event_id) >= snap["version"]

@@ -141,6 +141,23 @@ def test_a_custom_regex_that_is_a_bare_word_is_a_regex_not_a_name(server, regex)
     assert any("does not match" in w for w in final["warnings"])
 
 
+def test_a_reconnect_after_the_final_event_gets_204(server):
+    """EventSource reconnects whenever a stream closes, and the server sent the final event
+    again each time: a plain client asked every second for ever. A reconnect that already holds
+    the final event (Last-Event-ID) now gets 204, which stops it; one that does not gets it."""
+    resp = server.train(text="ab ab ab cd " * 50, vocab_size="260")
+    job = resp.json()["job"]
+    final = server.wait(job, lambda s: s["state"] in ("done", "failed", "cancelled"))
+    url = f"{server.base}/api/jobs/{job}/events"
+    got = server.requests.get(url, headers={"Last-Event-ID": str(final["version"])}, timeout=30)
+    assert got.status_code == 204 and got.content == b""
+    for last in (str(final["version"] - 1), "x", "9" * 40, None):  # older, junk, too long, none
+        headers = {} if last is None else {"Last-Event-ID": last}
+        got = server.requests.get(url, headers=headers, timeout=30)
+        assert got.status_code == 200 and got.headers["Content-Type"].startswith("text/event-stream")
+        assert f"event: {final['state']}" in got.text
+
+
 def test_a_training_that_stops_short_of_vocab_size_says_so(server):
     """vocab_size 5000 on a few KB stops when no pair is left twice: the job was "done" with
     its N merges, no word that it is not the size asked for (extension and the CLI say so).
