@@ -448,3 +448,26 @@ def test_text_that_reads_as_help_is_an_error_saying_to_use_double_dash(capsys, t
     assert captured.out == "" and "put -- before it" in captured.err and text in captured.err
     assert main(["encode", "-e", "cl100k_base", "--", text]) == 0
     assert json.loads(capsys.readouterr().out) == tiktoken_reference("cl100k_base").encode(text)
+
+
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (
+            ["count", "{corpus}", "--max-chunks", "0", "-o", "{out}"],
+            "--max-chunks must be an integer >= 2, got 0",
+        ),
+        (
+            ["count", "{corpus}", "--min-chunk-count", "0", "-o", "{out}"],
+            "--min-chunk-count must be an integer",
+        ),
+        (["train", "{corpus}", "--vocab-size", "100", "-o", "{out}"], "--vocab-size must be between 256"),
+    ],
+)
+def test_a_bad_option_value_names_the_flag(tmp_path, capsys, argv, flag):
+    """The library's "max_chunks must be ..." reached the user, who had typed --max-chunks."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world hello\n", encoding="utf-8")
+    argv = [a.format(corpus=corpus, out=tmp_path / "out") for a in argv]
+    assert main(argv) == 2
+    assert f"error: {flag}" in capsys.readouterr().err

@@ -43,6 +43,15 @@ def _message(error: Exception) -> str:
     return str(error).rstrip()  # tiktoken's messages end in a newline
 
 
+def _as_flag(message: str, args: argparse.Namespace) -> str:
+    """The library names its keyword ("max_chunks must be an integer >= 2"); on the command line
+    the user typed the flag, so "KEYWORD must ..." of an option's keyword names the flag."""
+    name, _, rest = message.partition(" must ")
+    if rest and name in vars(args) and name not in POSITIONAL:
+        return f"--{name.replace('_', '-')} must {rest}"
+    return message
+
+
 # arguments that only name files to read: any name the file system allows works there. Every
 # other string (text, special tokens, regexes, output names, which end up in a .json) must be
 # UTF-8: Python hands undecodable argv bytes over as lone surrogates, which encode() turned
@@ -127,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         _drop_stdout()
         return EXIT_BROKEN_PIPE
     except (ValueError, OSError) as e:
-        print(f"error: {_message(e)}", file=sys.stderr)
+        print(f"error: {_as_flag(_message(e), args)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
