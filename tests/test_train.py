@@ -471,7 +471,7 @@ def test_capped_table_trains_and_says_so(tmp_path, capsys):
         train(None, 300, counts=count_chunks("a b c", "gpt4"), max_chunks=10)
     out = str(tmp_path / "c.counts")
     assert cli_main(["count", str(path), "--max-chunks", "1", "-q", "-o", out]) == 2
-    assert "max_chunks must be an integer >= 2" in capsys.readouterr().err
+    assert "error: --max-chunks must be an integer >= 2" in capsys.readouterr().err  # the flag typed
     assert cli_main(["count", str(path), "--max-chunks", "3000", "-q", "-o", out]) == 0
     assert cli_main(["train", "--counts", out, "--vocab-size", "300", "-q", "-o", str(tmp_path / "m")]) == 0
 
