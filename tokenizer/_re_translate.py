@@ -320,9 +320,8 @@ class _Translator:
         if c == "e":
             return "char", 0x1B, 2
         if c in "hH":
-            self.note_literal(0x30, 0x39)  # literals: the astral stand-ins must not be hex digits
-            self.note_literal(0x41, 0x46)
-            self.note_literal(0x61, 0x66)
+            for a, b in _HEX_DIGIT:  # literals: the astral stand-ins must not be hex digits
+                self.note_literal(a, b)
             return "set", (_NOT_HEX_DIGIT if c == "H" else _HEX_DIGIT), 2
         if c == "N":
             if p.startswith("{", i + 2) and not _QUANTIFIER.match(p, i + 2):
@@ -362,8 +361,8 @@ class _Translator:
         )
         special = _RUST_PROPERTIES.get(_normalize_property_name(name)) if self.flavour == TIKTOKEN else None
         if special is not None:
-            if special[-1][1] <= 0x7F:  # literals: the astral stand-ins must not be ASCII
-                self.note_literal(*special[-1])
+            if special is _RUST_PROPERTIES["ASCII"]:  # literals: the astral stand-ins must not be ASCII
+                self.note_literal(0, 0x7F)
             return "set", (complement(special) if negated else special), consumed
         kind = _normalize_property_name(key) if sep else ""
         if kind not in ("", "GC", "GENERALCATEGORY", "SC", "SCRIPT"):
@@ -412,10 +411,7 @@ class _Translator:
         named = re.match(r"\(\?P?<(?![=!])[^>]*>|\(\?P=[^)]*|\(\?[:=!>]|\(\?<[=!]|\(\?\(\w*\)|\(\?|\(", p[i:])
         self.ignorecase.append(ignorecase)
         group = named.group()
-        if group.startswith("(?<") and group[3:4] not in (
-            "=",
-            "!",
-        ):  # (?<name>: re before 3.12 wants (?P<name>
+        if re.match(r"\(\?<[^=!]", group):  # (?<name>: re before 3.12 wants (?P<name>
             group = "(?P<" + group[3:]
         self.advance_emit(named.end(), group)
 

@@ -9,10 +9,10 @@ HOLD_BACK more chunks are kept; the rest is split again with the next block appe
 A split pattern decides a chunk by looking at most a couple of chunks ahead (true of
 gpt2, gpt4, o200k: their lookaheads and `$` see one character past a run), so those
 kept chunks are what splitting the whole document gives. A custom regex has no such bound
-(`streams_exactly`): each of its files is split whole, as one window, never cut into ranges. Ranges start at a newline that
-lies between two ASCII non-space characters, and the range before checks that its own
-chunking has a boundary exactly there (else CutMismatch: the caller counts that file
-serially).
+(`streams_exactly`): each of its files is split whole, as one window, never cut into ranges.
+Ranges start at a newline that lies between two ASCII non-space characters, and the range
+before checks that its own chunking has a boundary exactly there (else CutMismatch: the
+caller counts that file serially).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import glob
 import os
 from collections import _count_elements as _tally  # Counter.update's C loop, on a plain dict
 from collections.abc import Callable, Iterable, Iterator
-from itertools import accumulate
+from itertools import accumulate, count
 from operator import itemgetter
 from pathlib import Path
 
@@ -321,12 +321,12 @@ def _count_whole(path: Path, regex, block_size: int, report, counts: dict[str, i
             report(consumed)
     text = "".join(parts)
     del parts
-    before = sum(counts.values())
-    matches = regex.finditer(text) if hasattr(regex, "finditer") else None
-    _tally(counts, map(itemgetter(0), matches) if matches is not None else regex.findall(text))
+    chunks = map(itemgetter(0), regex.finditer(text)) if hasattr(regex, "finditer") else regex.findall(text)
+    seen = count()  # zip draws one number per chunk: what is left is how many there were
+    _tally(counts, map(itemgetter(0), zip(chunks, seen, strict=False)))
     if after_block is not None:
         after_block(counts)
-    return counts, sum(counts.values()) - before
+    return counts, next(seen)
 
 
 def range_cuts(path: Path, parts: int) -> list[int]:
