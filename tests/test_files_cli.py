@@ -410,3 +410,26 @@ def test_a_folder_as_tokenizer_says_which_file_to_give(tmp_path):
     result = run_cli("audit", str(folder))
     assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
     assert f"give {folder / 'tokenizer.json'}" in result.stderr
+
+
+def test_cli_encode_matches_hfs_plain_added_tokens_by_default(tmp_path):
+    """A tokenizer.json with GPT-NeoX's added runs of spaces ("special": false): `encode` of
+    indented code said "the text holds the disallowed special token '    '"; HF matches them in
+    any text. Now the default gives HF's ids, and a real special token is still refused."""
+    hf = pytest.importorskip("tokenizers")
+    tok = hf.Tokenizer(hf.models.BPE())
+    tok.pre_tokenizer = hf.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = hf.trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=hf.pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    tok.train_from_iterator(["def f(x):\n    return x + 1\n" * 20], trainer)
+    tok.add_tokens([hf.AddedToken(" " * n, normalized=True) for n in (2, 4, 8)])
+    tok.add_special_tokens(["<|endoftext|>"])
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    text = "def g(y):\n        return  y"
+    result = run_cli("encode", "-t", str(path), text)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == tok.encode(text).ids
+    result = run_cli("encode", "-t", str(path), text + "<|endoftext|>")
+    assert result.returncode == 2 and "special token '<|endoftext|>'" in result.stderr

@@ -8,6 +8,7 @@ ids are compared on real text (English, code, multilingual, decomposed) and rand
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import unicodedata
@@ -20,13 +21,15 @@ from tests.helpers import corpus_text
 from tests.strategies import tie_heavy_texts
 from tokenizer import get_encoding, hf_import, patterns
 from tokenizer._unicode import parse_ranges
+from tokenizer.added_tokens import AddedMatching
 from tokenizer.audit import audit
 from tokenizer.extend import extend
 from tokenizer.hf_export import to_hf_json
 from tokenizer.loading import from_hf_json, load_any
 from tokenizer.preparation import CHUNK, SEGMENT, Preparation
-from tokenizer.stats import prefix_tokenizer
+from tokenizer.stats import count_tokens, prefix_tokenizer
 from tokenizer.train import train
+from tokenizer.web.incremental import IncrementalEncoder
 
 hf = pytest.importorskip("tokenizers")
 from tokenizers import AddedToken, decoders, models, normalizers, pre_tokenizers, processors, trainers  # noqa: E402
@@ -173,6 +176,59 @@ def test_every_byte_level_shape_gives_hf_ids(shape, texts, trained):
             want = reference.encode(text, add_special_tokens=False).ids
             assert ours.encode(text, allowed_special="all") == want, (shape, name)
             assert ours.decode(want) == reference.decode(want, skip_special_tokens=False), (shape, name)
+        # No special token in the text: the defaults give HF's ids, its non-special added tokens
+        # matched ("hello world", NeoX's runs of spaces); before, encode refused them as special.
+        text = corpus[:3000] + " hello world, hello worldly:\n        x = 1\n    \thello world"
+        want = reference.encode(text, add_special_tokens=False).ids
+        assert ours.encode(text) == ours.encode_ordinary(text) == want, (shape, name)
+
+
+_PLAIN_PIECES = [
+    "hello world",
+    "hello worldly",
+    " ",
+    "  ",
+    "    ",
+    "        ",
+    "\t",
+    "\n",
+    "x",
+    "ab",
+    "é",
+    "日本",
+    "1",
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PLAIN_PIECES), max_size=12),
+    st.sampled_from(["gpt2", "neox", "qwen2", "roberta"]),
+)
+def test_added_tokens_that_are_not_special_are_matched_by_default(trained, pieces, shape):
+    """HF matches an added token with "special": false in any text ("hello world"; NeoX's runs
+    of spaces). They were loaded as special tokens, so encode's default refused such text
+    ("disallowed special token '    '") and stats counted them as text. Now: encode's defaults,
+    encode_ordinary, stats, the page's encoder with special="raise" and the exported file all
+    give HF's ids."""
+    reference, ours = trained[shape]
+    text = "".join(pieces)
+    want = reference.encode(text, add_special_tokens=False).ids
+    assert ours.encode(text) == ours.encode_ordinary(text) == want
+    assert count_tokens(ours, text) == len(want)
+    assert list(IncrementalEncoder(ours, special="raise").update(text).ids) == want
+    exported = hf.Tokenizer.from_str(json.dumps(to_hf_json(ours)))
+    assert exported.encode(text, add_special_tokens=False).ids == want
+    assert {a["content"] for a in json.loads(exported.to_str())["added_tokens"] if not a["special"]} == set(
+        ours.always_matched
+    )
+
+
+def test_a_special_token_is_still_refused_beside_the_plain_ones(trained):
+    _, ours = trained["neox"]
+    with pytest.raises(ValueError, match="disallowed special token '<pad>'"):
+        ours.encode("hello world    <pad>")
+    assert ours.encode("hello world    <pad>", disallowed_special=())[-1] != ours.special_tokens["<pad>"]
 
 
 _SAMPLES = [
@@ -266,9 +322,15 @@ def test_digits_split_where_rust_is_numeric_changes(individual):
 
 
 def test_what_the_shapes_load_as(trained):
-    """The RoBERTa shape was once loaded without its prefix space, giving other ids silently."""
+    """The RoBERTa shape was once loaded without its prefix space, giving other ids silently.
+    (Every shape has the non-special added token "hello world", kept in the preparation's
+    `added`: compared apart.)"""
+    for shape, (_, ours) in trained.items():
+        spaces = {" " * n for n in range(2, 25)} if shape == "neox" else set()
+        assert ours.always_matched == {"hello world", *spaces}, shape
     prepared = {
-        shape: (ours.pattern, ours.preparation, ours.chunk_lookup) for shape, (_, ours) in trained.items()
+        shape: (ours.pattern, dataclasses.replace(ours.preparation, added=None) or None, ours.chunk_lookup)
+        for shape, (_, ours) in trained.items()
     }
     assert prepared["roberta"] == ("gpt2", Preparation((), SEGMENT), False)
     assert prepared["qwen2"][1:] == (Preparation(("NFC",)), True)
@@ -732,7 +794,8 @@ def test_tokens_hf_finds_in_two_passes_give_hf_ids(trained):
         assert [ours.encode(t, allowed_special="all") for t in texts] == want, shape
         exported = hf.Tokenizer.from_str(json.dumps(to_hf_json(ours)))
         assert [exported.encode(t, add_special_tokens=False).ids for t in texts] == want, shape
-    assert from_hf_json(json.loads(reference.to_str()), "one.json").preparation.added is None
+    one = from_hf_json(json.loads(reference.to_str()), "one.json").preparation.added
+    assert one == AddedMatching(not_special=frozenset({"hello world"}))  # no `first`: one scan
 
 
 def test_many_tokens_of_both_kinds_take_two_passes_without_comparing_them(trained, monkeypatch):
@@ -745,7 +808,7 @@ def test_many_tokens_of_both_kinds_take_two_passes_without_comparing_them(traine
     tok.add_tokens([AddedToken(f"[t{i}]", normalized=True) for i in range(30)])
     obj = json.loads(tok.to_str())
     few = from_hf_json(obj, "few.json").preparation  # 900 pairs, none overlapping: one pass
-    assert few is None or few.added is None
+    assert not few.added.first  # the [t..] tokens are not special: only `not_special` is kept
     monkeypatch.setattr(hf_import, "MAX_PASS_CHECKS", 800)
     ours = from_hf_json(obj, "many.json")
     assert ours.preparation.added.first >= {f"<s{i}>" for i in range(30)}

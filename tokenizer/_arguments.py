@@ -25,6 +25,18 @@ def token_id_of(value: object) -> int:
     return operator.index(value)
 
 
+def disallowed_special_error(token: str) -> ValueError:
+    """tiktoken's error, word for word, for text holding a special token the caller did not allow."""
+    return ValueError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        "If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        f"If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+    )
+
+
 def special_set(value: object, kind: str) -> set[str]:
     """A collection of special tokens; a lone str (its characters) or None is a TypeError."""
     if isinstance(value, str) or not isinstance(value, Iterable):

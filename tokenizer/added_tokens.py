@@ -22,6 +22,11 @@ with `tokenizers` itself (tests/test_hf_import.py):
 - two passes: HF finds the `normalized: false` tokens first (`first`), then the others in each
   stretch of text between them, each stretch on its own: its ends are the text's ends to
   single_word, and no strip crosses them.
+- not special (`not_special`, `"special": false` in the tokenizer.json: Phi-2's runs of spaces,
+  a model's new domain words): HF matches them in any text, as part of the vocabulary, where a
+  special token is a control token the caller allows. The Tokenizer keeps them with its special
+  tokens (one id each, found by the same scan), but `encode` always allows them and
+  `encode_ordinary` matches them too (core.py); only their `special` flag differs.
 
 An lstrip token made of whitespace alone, found inside a run an rstrip token took in, ends
 before it starts: HF panics ("AddedVocabulary bad split"), and so encode raises ValueError;
@@ -33,7 +38,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ._unicode import TIKTOKEN, white_space, word_ranges
@@ -59,11 +64,13 @@ class AddedMatching:
     rstrip: frozenset[str] = frozenset()
     single_word: frozenset[str] = frozenset()
     first: frozenset[str] = frozenset()  # normalized=false in the tokenizer.json
+    not_special: frozenset[str] = frozenset()  # special=false: matched in any text (docstring)
 
     def __bool__(self) -> bool:
-        """Whether it changes what matches: an option, or HF's two passes (hf_import.py sets
-        `first` without options only where the passes find other tokens than one scan)."""
-        return bool(self.lstrip or self.rstrip or self.single_word or self.first)
+        """Whether it changes what matches: an option, HF's two passes (hf_import.py sets
+        `first` without options only where the passes find other tokens than one scan), or
+        tokens matched whatever the caller allows."""
+        return bool(self.lstrip or self.rstrip or self.single_word or self.first or self.not_special)
 
     def tokens(self) -> frozenset[str]:
         return frozenset().union(*(getattr(self, f.name) for f in fields(self)))
@@ -73,11 +80,17 @@ class AddedMatching:
         return [option for option in OPTIONS if token in getattr(self, option)]
 
     def to_json(self) -> dict[str, Any]:
-        return {f.name: sorted(getattr(self, f.name)) for f in fields(self)}
+        """Every list; `not_special` only when it has tokens (files saved before it stay the same)."""
+        return {
+            f.name: sorted(getattr(self, f.name))
+            for f in fields(self)
+            if f.name != "not_special" or self.not_special
+        }
 
     @classmethod
     def from_json(cls, value: Any, where: str) -> AddedMatching:
-        """{"lstrip": [token, ...], "rstrip": [...], "single_word": [...], "first": [...]}; ValueError naming `where`."""
+        """{"lstrip": [token, ...], "rstrip": [...], "single_word": [...], "first": [...]} and, when
+        some are, "not_special": [...]; ValueError naming `where`."""
         if not isinstance(value, dict) or set(value) - {f.name for f in fields(cls)}:
             raise ValueError(
                 f"{where} must be an object with the lists {', '.join(f.name for f in fields(cls))}"
@@ -133,7 +146,7 @@ def _suffixes(node: dict[str, Any]) -> list[str]:
 
 def token_regex(tokens: frozenset[str], matching: AddedMatching | None) -> Any:
     """What core's special_regex returns: the regex, or a TokenMatcher where HF's options apply."""
-    if matching and tokens:
+    if tokens and matching and replace(matching, not_special=frozenset()):  # an option or two passes
         return TokenMatcher(tokens, matching)
     return literal_regex(tokens)
 

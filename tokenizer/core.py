@@ -24,7 +24,7 @@ from itertools import chain
 from typing import Any, Literal
 
 from . import _batch, formats
-from ._arguments import check_text, special_set, token_id_of
+from ._arguments import check_text, disallowed_special_error, special_set, token_id_of
 from ._batch_cuts import safe_cuts
 from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
 from ._gc import paused_gc
@@ -91,6 +91,14 @@ class Tokenizer:
         self.unicode = unicode  # None: the pattern's default flavour (patterns.default_unicode)
         self._splitter = compile_split(pattern, unicode=unicode)
         self.preparation = preparation or None  # None: the text is split as it is (tiktoken)
+        # HF's added tokens that are not special: matched in any text (added_tokens.py)
+        self.always_matched: frozenset[str] = (
+            preparation.added.not_special if preparation and preparation.added else frozenset()
+        )
+        if not self.always_matched <= self.special_tokens.keys():
+            raise ValueError(
+                f"tokenizer {name!r}: added tokens {sorted(self.always_matched - self.special_tokens.keys())[:3]} have no id"
+            )
         self.chunk_lookup = chunk_lookup
         if not chunk_lookup:  # the default path stays the method itself, unchanged
             self._encode_new_chunk = self._merge_new_chunk  # type: ignore[method-assign]
@@ -187,8 +195,15 @@ class Tokenizer:
         return self.preparation.chunks(text, self._splitter)
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Encode ignoring special tokens (their text is encoded as ordinary text)."""
+        """Encode ignoring special tokens (their text is encoded as ordinary text); HF's added
+        tokens that are not special are still matched, as HF matches them in any text."""
         check_text(text)
+        return (
+            self._encode_around(text, self.always_matched) if self.always_matched else self._encode_text(text)
+        )
+
+    def _encode_text(self, text: str) -> list[int]:
+        """The text's chunks merged, no token matched in it."""
         split = self._splitter.findall if self.preparation is None else self.split
         try:
             return self._encode_chunks(split(text))
@@ -212,15 +227,17 @@ class Tokenizer:
         check_text(text)
         allowed = self.check_special(text, allowed_special, disallowed_special)
         allowed &= set(self.special_tokens)
-        if not allowed:
-            return self.encode_ordinary(text)
+        return self._encode_around(text, allowed) if allowed else self._encode_text(text)
+
+    def _encode_around(self, text: str, tokens: Collection[str]) -> list[int]:
+        """`tokens` found in the text (one scan, special_regex) as their ids, the rest merged."""
         ids: list[int] = []
         start = 0
-        for match in self.special_regex(allowed).finditer(text):
-            ids.extend(self.encode_ordinary(text[start : match.start()]))
+        for match in self.special_regex(tokens).finditer(text):
+            ids.extend(self._encode_text(text[start : match.start()]))
             ids.append(self.special_tokens[match.group()])
             start = match.end()
-        ids.extend(self.encode_ordinary(text[start:]))
+        ids.extend(self._encode_text(text[start:]))
         return ids
 
     @property
@@ -235,24 +252,19 @@ class Tokenizer:
     ) -> set[str]:
         """tiktoken's special-token rules: the allowed special tokens, after raising ValueError
         (tiktoken's message) if `text` holds a disallowed one. "all" means every special token;
-        `disallowed_special="all"` means every one not allowed; an explicit set wins over allowed."""
+        `disallowed_special="all"` means every one not allowed; an explicit set wins over allowed.
+        HF's added tokens that are not special (always_matched) are always allowed."""
         every = set(self.special_tokens)
         allowed = every if allowed_special == "all" else special_set(allowed_special, "allowed")
+        allowed |= self.always_matched
         if disallowed_special == "all":
             disallowed = every - allowed
         else:  # None or empty: no check, as tiktoken's `if disallowed_special:`
             disallowed = special_set(disallowed_special, "disallowed") if disallowed_special else set()
+            disallowed -= self.always_matched
         match = self.special_regex(disallowed).search(text) if disallowed else None
         if match:
-            token = match.group()
-            raise ValueError(
-                f"Encountered text corresponding to disallowed special token {token!r}.\n"
-                "If you want this text to be encoded as a special token, "
-                f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
-                f"If you want this text to be encoded as normal text, disable the check for this token "
-                f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-                "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
-            )
+            raise disallowed_special_error(match.group())
         return allowed
 
     def special_regex(self, tokens: Collection[str]) -> re.Pattern[str]:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from typing import Any
 
 from ._bpe import cuts_at_token_lengths
@@ -117,7 +118,10 @@ def added_token_options(token: str, preparation: Preparation | None) -> dict[str
     if not added:
         return {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False}
     options = {option: token in getattr(added, option) for option in ("single_word", "lstrip", "rstrip")}
-    return {**options, "normalized": token not in added.first}
+    # `first` is the exact normalized=false set where an option or the two passes were kept; else
+    # (hf_import.py) it was not needed: every token found in the text as given, normalized=false
+    exact = added.first or replace(added, not_special=frozenset())
+    return {**options, "normalized": token not in added.first if exact else False}
 
 
 def normalizer(preparation: Preparation | None) -> dict[str, Any] | None:
@@ -152,7 +156,12 @@ def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
     vocab.update(tok.special_tokens)
     merges = [[token_string(left), token_string(right)] for left, right in merges_from_ranks(ranks)]
     added_tokens = [
-        {"id": token_id, "content": content, **added_token_options(content, tok.preparation), "special": True}
+        {
+            "id": token_id,
+            "content": content,
+            **added_token_options(content, tok.preparation),
+            "special": content not in tok.always_matched,
+        }
         for content, token_id in sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
     ]
     return {

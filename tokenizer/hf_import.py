@@ -32,8 +32,11 @@ a file is never loaded as something else. What maps exactly, and why:
   everything, so they are kept by name. `Digits` is the Isolated split of `\\p{N}+` (or
   of `\\p{N}` with individual_digits), with the numerals of Rust's Unicode (`_NUMERALS`).
   No pre-tokenizer step at all: the text is one chunk.
-- added tokens become special tokens (special or not): HF matches every added token in
-  the text, so ids equal HF's with allowed_special="all". One HF's ByteLevel decoder reads as
+- added tokens become special tokens: HF matches every added token in the text, so ids
+  equal HF's with allowed_special="all". Those that are not special (`"special": false`) are
+  matched whatever the caller allows, by `encode` and `encode_ordinary` alike (the
+  Preparation's `added.not_special`, added_tokens.py), as HF matches them in any text; their
+  ids equal HF's with the defaults. One HF's ByteLevel decoder reads as
   other bytes than its text (every character in the alphabet: "naïve", "Ġthe") is refused.
   HF looks for the `normalized: false` ones first and the others between them, we for all at
   once (leftmost, then longest), except in a file where a token of the second kind contains
@@ -347,6 +350,7 @@ def _added_tokens(
         check_special_count(len(added), source, "added_tokens")
     special: dict[str, int] = {}
     first: list[str] = []  # normalized=false: HF finds these first, then the others between them
+    not_special: list[str] = []  # special=false: HF matches them in any text
     options: dict[str, list[str]] = {option: [] for option in OPTIONS}
     for i, token in enumerate(added or []):
         where = f"{source}: added_tokens[{i}]"
@@ -354,6 +358,8 @@ def _added_tokens(
             raise TokenizerFileError(f"{where}: needs a non-empty string 'content' and an 'id'")
         check_text(token["content"], f"{where} ({token['content']!r})")
         special_flag = _flag(token, "special", False, source, f"added_tokens[{i}]")
+        if not special_flag:
+            not_special.append(token["content"])
         normalized = _flag(token, "normalized", not special_flag, source, f"added_tokens[{i}]")
         if not normalized:
             first.append(token["content"])
@@ -380,10 +386,12 @@ def _added_tokens(
         if token["content"] in special:
             raise TokenizerFileError(f"{where}: {token['content']!r} is listed twice")
         special[token["content"]] = check_id(token.get("id"), f"{where}.id")
+    not_special_set = frozenset(not_special)
     if not any(options.values()):  # HF's two passes (added_tokens.py) only where they matter
-        two_passes = _passes_matter(list(special), set(first))
-        return special, AddedMatching(first=frozenset(first)) if two_passes else AddedMatching()
-    return special, AddedMatching(**{k: frozenset(v) for k, v in options.items()}, first=frozenset(first))
+        first = first if _passes_matter(list(special), set(first)) else []
+        return special, AddedMatching(first=frozenset(first), not_special=not_special_set)
+    sets = {k: frozenset(v) for k, v in options.items()}
+    return special, AddedMatching(**sets, first=frozenset(first), not_special=not_special_set)
 
 
 def _check_dropped_matches(

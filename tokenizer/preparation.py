@@ -47,7 +47,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .added_tokens import AddedMatching
@@ -188,7 +188,9 @@ class Preparation:
             parts.append(f"splits it with {len(self.pre_splits)} more pattern(s) before its own")
         if self.prefix_space:
             parts.append(f"puts a space before each {self.prefix_space} (HF's add_prefix_space)")
-        if self.added:
+        if self.added and self.added.not_special:
+            parts.append("matches HF's non-special added tokens in any text")
+        if self.added and replace(self.added, not_special=frozenset()):
             parts.append("matches its special tokens as HF does (lstrip/rstrip/single_word, two passes)")
         return " and ".join(parts)
 

@@ -2,7 +2,8 @@
 
 * `text_stats(tok, text)`: tokens, bytes (UTF-8), chars (code points) and words: maximal
   runs of non-whitespace characters, whitespace as `str.split()` sees it (str.isspace).
-  Special tokens' text is ordinary text (tiktoken's disallowed_special=()). A lone surrogate
+  Special tokens' text is ordinary text (tiktoken's disallowed_special=()); HF's non-special
+  added tokens are matched, one token each, as encode_ordinary does. A lone surrogate
   (a str from JSON or JavaScript may hold one) is read as U+FFFD, as the encoder reads it.
 * `udhr_sections(text)`: the sections of a UDHR-style file, each introduced by a header
   line `##### UDHR code=eng lang=en ... name=English`; a section's text is everything
@@ -54,11 +55,25 @@ def well_formed(text: str) -> str:
 
 
 def chunk_counts(tok: Tokenizer, texts: Iterable[str]) -> Counter[str]:
-    """How often each pre-tokenization chunk occurs in `texts`."""
+    """How often each pre-tokenization chunk occurs in `texts`. An added token HF matches in any
+    text (`tok.always_matched`) is counted as the 1-tuple (token,): one token wherever it is."""
     chunks: Counter[str] = Counter()
     for text in texts:
-        chunks.update(tok.split(well_formed(text)))
+        if tok.always_matched:
+            _count_around_added(tok, well_formed(text), chunks)
+        else:
+            chunks.update(tok.split(well_formed(text)))
     return chunks
+
+
+def _count_around_added(tok: Tokenizer, text: str, chunks: Counter) -> None:
+    """The chunks of the text between the always-matched tokens, as encode_ordinary cuts it."""
+    start = 0
+    for match in tok.special_regex(tok.always_matched).finditer(text):
+        chunks.update(tok.split(text[start : match.start()]))
+        chunks[(match.group(),)] += 1
+        start = match.end()
+    chunks.update(tok.split(text[start:]))
 
 
 def chunk_lengths(
@@ -73,6 +88,9 @@ def chunk_lengths(
     check_workers(workers)
     lengths = {} if memo is None else memo
     new = [chunk for chunk in dict.fromkeys(chunks) if chunk not in lengths]
+    if tok.always_matched:  # an added token matched in the text (chunk_counts) is one token
+        lengths.update((chunk, 1) for chunk in new if type(chunk) is tuple)
+        new = [chunk for chunk in new if type(chunk) is not tuple]
     # Each child gets at least half of PARALLEL_MIN_CHUNKS: no more processes than the work pays for.
     workers = min(workers, len(new) * 2 // PARALLEL_MIN_CHUNKS)
     if workers > 1 and _can_fork():
@@ -287,11 +305,13 @@ def check_sweep_sizes(tok: Tokenizer, sizes: Sequence[int], *, name: str) -> Non
 
 
 def prefix_tokenizer(tok: Tokenizer, vocab_size: int) -> Tokenizer:
-    """`tok` cut to its ranks < vocab_size, same split pattern, no special tokens."""
+    """`tok` cut to its ranks < vocab_size, same split pattern, no special tokens but HF's
+    non-special added ones (matched in any text, one token each at every size)."""
     ranks = {token: rank for token, rank in tok.mergeable_ranks.items() if rank < vocab_size}
     return Tokenizer(
         ranks,
         tok.pattern,
+        {token: tok.special_tokens[token] for token in tok.always_matched},
         name=f"{tok.name}[:{vocab_size}]",
         preparation=tok.preparation,
         chunk_lookup=tok.chunk_lookup,

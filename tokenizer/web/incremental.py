@@ -208,7 +208,9 @@ class IncrementalEncoder:
         self.windowed = bool(tok.preparation is None and tok.pattern != NO_SPLIT and is_named(tok.pattern))
         as_text = special == "text" or not tok.special_tokens
         self._special = None if as_text else tok.special_regex(tok.special_tokens)
-        self._special_ids = frozenset() if as_text else frozenset(tok.special_tokens.values())
+        # what special="raise" refuses: not HF's non-special added tokens, which are text's own
+        self._control = tok.special_tokens.keys() - tok.always_matched
+        self._special_ids = frozenset() if as_text else frozenset(map(tok.special_tokens.get, self._control))
         self._allowed = (
             {"allowed_special": set(), "disallowed_special": ()} if as_text else {"allowed_special": "all"}
         )
@@ -308,7 +310,7 @@ class IncrementalEncoder:
         encoding raised and was dropped (the caller starts afresh after an error)."""
         if self.special == "raise" and self._special_ids and not self._special_ids.isdisjoint(patch.ids):
             self._valid = False
-            match = self._special.search(self.text)
+            match = self.tok.special_regex(self._control).search(self.text)
             at = f" at character {match.start() + 1}" if match else ""
             raise ValueError(
                 f"the text holds the special token {match.group() if match else '?'!r}{at}: choose special "
