@@ -259,11 +259,13 @@ def forget_edits(key: str) -> None:
 
 
 def split(name: str, text: str) -> tuple[bytes, bytes]:
-    """The pattern's chunks: their UTF-8 lengths (int32) and their bytes, concatenated."""
-    tok = _toks[name]
-    data = text.encode("utf-8", "replace")
-    chunks = [c.encode("utf-8", "replace") for c in tok.split(text)]
-    return array("i", map(len, chunks)).tobytes(), b"".join(chunks) if chunks else data[:0]
+    """The pattern's chunks: their UTF-8 lengths (int32) and their bytes, concatenated.
+
+    The chunks of the text the encoder merges: a lone surrogate is U+FFFD there (well_formed),
+    as in the token view; encoding it with "replace" made it "?", one byte where the tokens hold
+    three, so the split view read otherwise than the tokens beside it."""
+    chunks = [c.encode("utf-8") for c in _toks[name].split(well_formed(text))]
+    return array("i", map(len, chunks)).tobytes(), b"".join(chunks)
 
 
 def decode(name: str, ids: Any) -> tuple[bytes, bytes, bytes, str]:
