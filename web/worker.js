@@ -21,11 +21,12 @@
 //                                then sends it whole with encode_edit)
 //   forget_edits {key}        -> drops panel `key`'s kept encoding
 //   split  {name, text}       -> lens: Int32Array (bytes per regex chunk), bytes: Uint8Array
-//   decode {name, ids}        -> lens, bytes (per token, as encode), text
+//   decode {name, ids}        -> ids, lens, bytes (per token, as encode), text; ids: an Int32Array or
+//                                an array of integers (anything else, or an unknown id, is refused)
 //   load   {tiktoken, json, hf, filename, tiktokenName?} -> info of the new tokenizer (a user's file;
 //                                see load_user: filename names the .json or the one file in messages)
 //   info   {name}             -> info: {name, n_vocab, pattern, pattern_regex, special_tokens, ...}
-//   merges {name, id}         -> tree: the merge tree of one token (nested {id, bytes, left, right})
+//   merges {name, tokenId}    -> tree: the merge tree of one token (nested {id, bytes, left, right})
 //   merge_list {name, query, offset, limit} -> rows of [rank, left, right, bytes]
 //   bench_load {name, format, url} -> {fetch_ms, parse_ms}: load an encoding from JSON/.tiktoken/blob
 //   prefetch {names}          -> no reply: start downloading these encodings' blobs
@@ -354,6 +355,31 @@ function encodeChange(msg) {
   return reply;
 }
 
+// decode's ids as sent, for the library to check (an unknown id is named as it was sent): the
+// decode box's Int32Array as it is, other arrays as int32s when every id fits. Int32Array.from
+// alone wrapped 2**32 + 15339 to 15339 and read "x" as 0 and 1.5 as 1: a wrong id decoded as
+// another token without a word. Beyond 2**53 a number is no longer the id that was typed.
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+function decodeIds(ids) {
+  if (ids instanceof Int32Array) return ids;
+  if (ids == null || typeof ids !== "object" || typeof ids.length !== "number") {
+    throw new Error(`ids must be an array of token ids, got ${typeof ids}`);
+  }
+  const list = Array.from(ids);
+  let fits = true;
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i];
+    if (!Number.isSafeInteger(v)) {
+      const shown = (typeof v === "string" ? JSON.stringify(v) : String(v)).slice(0, 40);
+      throw new Error(`ids[${i}], ${shown}, is not a token id: ids are integers like 9906`);
+    }
+    if (v < INT32_MIN || v > INT32_MAX) fits = false;
+  }
+  return fits ? Int32Array.from(list) : list;
+}
+
 async function handle(msg) {
   await booted;
   const { op, name } = msg;
@@ -385,7 +411,7 @@ async function handle(msg) {
       return { result: { lens: a, bytes }, transfer: [a.buffer, bytes.buffer] };
     }
     case "decode": {
-      const [ids, lens, bytes, text] = call(api.decode, name, Int32Array.from(msg.ids));
+      const [ids, lens, bytes, text] = call(api.decode, name, decodeIds(msg.ids));
       const a = asInt32(ids);
       const b = asInt32(lens);
       return { result: { ids: a, lens: b, bytes, text }, transfer: [a.buffer, b.buffer, bytes.buffer] };

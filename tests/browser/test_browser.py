@@ -184,3 +184,32 @@ def test_edits_inside_one_long_line_patch_it_in_place(app_page: Page):
         assert panel_texts(app_page, encoding) == expected_texts(
             encoding, get_encoding(encoding).encode(text)
         )
+
+
+DECODE_REPLY = """async (ids) => {
+    try {
+        const r = await window.__bpe.rpc("decode", {name: "cl100k_base", ids});
+        return {text: r.text, ids: Array.from(r.ids)};
+    } catch (e) {
+        return {error: e.message};
+    }
+}"""
+
+
+def test_the_workers_decode_refuses_ids_it_cannot_pass_on_exactly(app_page: Page):
+    """The protocol's decode {id, op, name, ids} with a plain array: Int32Array.from wrapped
+    2**32 + 15339 to 15339 ("hello"), read "x" and 2**53 as 0 ("!") and 1.5 as 1, and named
+    2**31 as -2147483648; each is now refused, naming the id as it was sent."""
+    enc = get_encoding("cl100k_base")
+    assert app_page.evaluate(DECODE_REPLY, [15339, 1917]) == {"text": "hello world", "ids": [15339, 1917]}
+    for ids, says in [
+        ([2**32 + 15339], "unknown token id 4294982635"),
+        ([2**31], "unknown token id 2147483648"),
+        ([9906, "x"], 'ids[1], "x", is not a token id'),
+        ([1.5], "ids[0], 1.5, is not a token id"),
+        ([2**53], "ids[0], 9007199254740992, is not a token id"),
+        ([None], "ids[0], null, is not a token id"),
+        ("9906", "ids must be an array of token ids"),
+    ]:
+        reply = app_page.evaluate(DECODE_REPLY, ids)
+        assert "error" in reply and says in reply["error"], (ids, reply, enc.n_vocab)
