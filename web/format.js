@@ -18,6 +18,18 @@ export function visible(text, { breaks = false } = {}) {
   return text.replace(/[ \t\r\n]/g, (c) => (breaks && c === "\n" ? "↵\n" : GLYPHS[c]));
 }
 
+// Explicit bidi controls (embeddings, overrides, isolates: U+202A-U+202E, U+2066-U+2069). One
+// inside a token is invisible, yet it reorders the text after it up to the end of the line
+// block: o200k's token " \u202b" drew the line's ↵ left of the tokens it follows. Such a token
+// gets the class "bidi" (style.css: unicode-bidi: isolate), so its control stops at its own edge.
+// (Marks such as U+200F only steer their neighbours' direction, as in the text itself.)
+const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
+
+// " bidi" if `text` holds an explicit bidi control, else "": a suffix for a span's classes.
+export function bidiClass(text) {
+  return BIDI_CONTROL.test(text) ? " bidi" : "";
+}
+
 // hex(Uint8Array [0xe4, 0xbd]) === "E4 BD"
 export function hex(bytes) {
   let s = "";

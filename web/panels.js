@@ -15,7 +15,7 @@
 
 import { el } from "./dom.js";
 import { updateDiff } from "./diff.js";
-import { decodeLenient } from "./format.js";
+import { bidiClass, decodeLenient } from "./format.js";
 import { clearTokens, render, showTokenAt, shown } from "./render.js";
 import { freezeWindow, patchResult, wholeResult } from "./result.js";
 import { writeShareLink, writeShareLinkSoon } from "./share.js";
@@ -417,7 +417,8 @@ export async function renderSplit(panel) {
   for (let i = 0; i < res.lens.length && i < SPLIT_MAX_CHUNKS; i++) {
     const b = res.bytes.subarray(off, off + res.lens[i]);
     off += res.lens[i];
-    frag.append(el("span", { class: "chunk", "data-testid": "chunk", text: shown(decodeLenient(b)) }));
+    const text = decodeLenient(b);
+    frag.append(el("span", { class: `chunk${bidiClass(text)}`, "data-testid": "chunk", text: shown(text) }));
   }
   panel.chunksEl.replaceChildren(frag);
   panel.chunksEl.hidden = false;

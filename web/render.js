@@ -10,7 +10,7 @@
 
 import { el } from "./dom.js";
 import { updateDiff } from "./diff.js";
-import { colorClass, hex, tryDecode, visible } from "./format.js";
+import { bidiClass, colorClass, hex, tryDecode, visible } from "./format.js";
 import { tokenStarts } from "./result.js";
 import { state } from "./state.js";
 
@@ -405,7 +405,7 @@ function appendToken(panel, parent, i, n) {
     return i + 1;
   }
   const group = el("span", {
-    class: "group",
+    class: `group${bidiClass(joined)}`,
     "data-char": shown(joined).replace(/\n$/, ""),
     title: `${j - i} tokens form ${JSON.stringify(joined)}`,
   });
@@ -420,7 +420,7 @@ function appendToken(panel, parent, i, n) {
 function tokenSpan(panel, i, s, b) {
   const id = panel.result.ids[i];
   const span = el("span", {
-    class: s === null ? `tok ${colorClass(id)} bytes` : `tok ${colorClass(id)}`,
+    class: s === null ? `tok ${colorClass(id)} bytes` : `tok ${colorClass(id)}${bidiClass(s)}`,
     "data-testid": "token",
     "data-id": id,
     // A final newline is the line block's break; the ↵ marks it in the visible-whitespace view.

@@ -150,6 +150,24 @@ def test_tooltip_of_a_piece_of_a_character_shows_no_replacement_character(page: 
     page.locator("h1").hover()
 
 
+def test_a_bidi_control_inside_a_token_moves_no_other_token(page: Page):
+    # o200k has tokens of U+202B (right-to-left embedding) and U+202E-like controls: the
+    # embedding opened inside " \u202b" ran to the end of the line block, so the line's final
+    # ↵ was drawn left of "three", before the tokens it follows. Tokens read left to right here.
+    text = type_text(page, "one two \u202bthree four five six\nseven \u202eeight")
+    want = get_encoding("o200k_base").encode(text)
+    wait_ids(page, "o200k_base", want)
+    lefts = (
+        panel(page, "o200k_base")
+        .locator(".line")
+        .evaluate_all(
+            "lines => lines.map(l => [...l.querySelectorAll('[data-testid=token]')]"
+            ".map(s => Math.round(s.getBoundingClientRect().left)))"
+        )
+    )
+    assert all(line == sorted(line) and len(set(line)) == len(line) for line in lefts), lefts
+
+
 def test_special_tokens_allowed_as_text_or_refused(page: Page):
     # Issue 15: `encode --special text|allow|raise`, "the page gets the same choice".
     text = type_text(page, "hello <|endoftext|> world")
