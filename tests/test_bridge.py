@@ -259,6 +259,16 @@ def test_split_is_the_librarys_chunks(name, text):
     assert data == bridge.encode(name, text)[2]
 
 
+def test_split_refuses_what_is_not_text_as_encode_does():
+    # split {name, text: 5} (or no text) answered "AttributeError: 'int' object has no attribute
+    # 'encode'", where encode says what is wrong
+    for text in (5, None, b"ab"):
+        with pytest.raises(TypeError, match="text must be a str, not"):
+            bridge.encode("gpt2", text)
+        with pytest.raises(TypeError, match="text must be a str, not"):
+            bridge.split("gpt2", text)
+
+
 def test_decode_is_the_librarys_bytes_and_text():
     tok = get_encoding("cl100k_base")
     ids = tok.encode("naïve 東京 🙂 <|endoftext|>", allowed_special="all")

@@ -24,6 +24,7 @@ from array import array
 from typing import Any
 
 from .. import formats
+from .._arguments import check_text
 from ..core import Tokenizer
 from ..encodings import (
     ENCODING_PATTERN_NAMES,
@@ -264,6 +265,7 @@ def split(name: str, text: str) -> tuple[bytes, bytes]:
     The chunks of the text the encoder merges: a lone surrogate is U+FFFD there (well_formed),
     as in the token view; encoding it with "replace" made it "?", one byte where the tokens hold
     three, so the split view read otherwise than the tokens beside it."""
+    check_text(text)  # a message that says what is wrong (well_formed would fail on a number)
     chunks = [c.encode("utf-8") for c in _toks[name].split(well_formed(text))]
     return array("i", map(len, chunks)).tobytes(), b"".join(chunks)
 
