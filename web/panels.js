@@ -420,6 +420,11 @@ export async function renderSplit(panel) {
     const text = decodeLenient(b);
     frag.append(el("span", { class: `chunk${bidiClass(text)}`, "data-testid": "chunk", text: shown(text) }));
   }
+  // The cut is said: chunks stopping at 20,000 read as if the text ended there.
+  if (res.lens.length > SPLIT_MAX_CHUNKS) {
+    const of = `${SPLIT_MAX_CHUNKS.toLocaleString("en")} of ${res.lens.length.toLocaleString("en")}`;
+    frag.append(el("p", { class: "muted", "data-testid": "chunks-more", text: `showing the first ${of} chunks` }));
+  }
   panel.chunksEl.replaceChildren(frag);
   panel.chunksEl.hidden = false;
   panel.chunksEl.dataset.count = String(res.lens.length);

@@ -293,6 +293,20 @@ def test_split_view_shows_the_regex_chunks(page: Page):
     expect(panel(page, "cl100k_base").get_by_test_id("chunks")).to_be_hidden()
 
 
+def test_split_view_of_a_long_text_says_how_many_chunks_it_shows(page: Page):
+    # 25,000 chunks: the view stopped at 20,000 without a word, as if the text ended there
+    text = type_text(page, "a " * 25_000)
+    page.locator("#opt-split").check()
+    chunks = panel(page, "cl100k_base").get_by_test_id("chunks")
+    expect(chunks.get_by_test_id("chunks-more")).to_have_text(
+        f"showing the first 20,000 of {len(get_encoding('cl100k_base').split(text)):,} chunks"
+    )
+    expect(chunks.get_by_test_id("chunk")).to_have_count(20_000)
+    type_text(page, "short")
+    expect(chunks.get_by_test_id("chunks-more")).to_have_count(0)
+    page.locator("#opt-split").uncheck()
+
+
 # ----- decode, merges -----------------------------------------------------------------------
 
 
