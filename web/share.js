@@ -2,7 +2,7 @@
 // The fragment never reaches a server, so a shared text stays between the two people.
 
 import { state } from "./state.js";
-import { getText, textLength } from "./textbox.js";
+import { getText, textLength, textVersion } from "./textbox.js";
 
 // Kept current while typing, except for long text: encoding 100 KB into the URL on every pause
 // would be a long main-thread task; the share button still writes it.
@@ -88,10 +88,24 @@ export function writeShareLink() {
   if (!state.ready) return;
   const url = shareLinkIfOpenable();
   history.replaceState(null, "", url || `${location.origin}${location.pathname}`);
+  linkedVersion = textVersion();
 }
 
+// The text version the address bar's link holds (null until the first write: the address the
+// page was opened with holds the text it shows).
+let linkedVersion = null;
 let shareTimer = 0;
+
+// After an edit: the live link, or for a text too long for one, no link at all. Leaving the
+// bar alone kept the last short text's link there, which copied from the bar shared that text.
 export function writeShareLinkSoon() {
   clearTimeout(shareTimer);
-  if (textLength() <= LIVE_LINK_MAX) shareTimer = setTimeout(writeShareLink, LIVE_LINK_DELAY_MS);
+  if (textLength() <= LIVE_LINK_MAX) {
+    shareTimer = setTimeout(writeShareLink, LIVE_LINK_DELAY_MS);
+    return;
+  }
+  linkedVersion ??= textVersion();
+  if (linkedVersion !== textVersion() && location.hash) {
+    history.replaceState(null, "", `${location.origin}${location.pathname}`);
+  }
 }

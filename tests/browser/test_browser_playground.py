@@ -756,6 +756,27 @@ def test_a_text_too_long_for_a_link_is_not_shared_as_one(page: Page):
     assert "text=short+again" in page.evaluate("() => location.href")
 
 
+def test_the_address_bar_never_keeps_an_older_text_when_the_text_grows_too_long_for_a_live_link(
+    open_page, live_server
+):
+    # The live link is written for texts up to 20,000 characters: past that, the address bar
+    # kept the last short text's link, which copied from the bar shared "short" for the long text.
+    other = open_page(live_server, "/#enc=cl100k_base&text=opened")
+    long_text = "x " * 15_000
+    long_link = open_page(live_server, "/#enc=cl100k_base&text=" + long_text.replace(" ", "+"))
+    expect(long_link.get_by_test_id("input")).to_have_value(long_text)
+    long_link.wait_for_timeout(600)  # the live link's delay: an opened long link stays as it is
+    assert long_link.evaluate("() => location.hash").startswith("#enc=cl100k_base&text=x+x")
+    type_text(other, "short")
+    expect(other).to_have_url(re.compile(r"#enc=cl100k_base&text=short$"))
+    other.get_by_test_id("input").evaluate(
+        "(el, t) => { el.value = t; el.dispatchEvent(new Event('input', {bubbles: true})); }", long_text
+    )
+    expect(other).to_have_url(live_server + "/")
+    other.get_by_test_id("share").click()  # the button still writes the whole link
+    expect(other).to_have_url(re.compile(r"#enc=cl100k_base&text=x\+x"))
+
+
 def test_dark_mode_and_screenshots(open_page, live_server):
     SCREENSHOTS.mkdir(exist_ok=True)
     text = "Tokenizers compare: naïve café, 東京タワー, emoji 🙂👩‍💻 and code: for (i = 0; i < 10; i++) {}"
