@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenizer import get_encoding
+from tokenizer.added_tokens import AddedMatching
 from tokenizer.core import Tokenizer
+from tokenizer.preparation import Preparation
 from tokenizer.web import incremental
 from tokenizer.web.incremental import IncrementalEncoder
 
@@ -43,6 +45,14 @@ def tokenizers():
     gpt2 = toks["gpt2"]
     toks["custom"] = Tokenizer(gpt2.mergeable_ranks, r"\w+|\s+|[^\w\s]+", name="custom")
     toks["no-specials"] = Tokenizer(toks["cl100k_base"].mergeable_ranks, "gpt4", name="no-specials")
+    # A tokenizer.json's added tokens that are not special: matched in any text, in every mode
+    # (one inside whitespace runs, one across two pieces, one with a run before a letter)
+    plain = frozenset({"  y", "é東", "\n\n"})
+    specials = {"<|endoftext|>": 50256, **{token: 50257 + i for i, token in enumerate(sorted(plain))}}
+    added = Preparation(added=AddedMatching(not_special=plain))
+    toks["plain-added"] = Tokenizer(
+        gpt2.mergeable_ranks, "gpt2", specials, name="plain-added", preparation=added
+    )
     return toks
 
 
@@ -68,7 +78,7 @@ def check_sequence(tok: Tokenizer, texts: list[str]) -> None:
         assert patch.text == tok.decode(patch.ids) or "\ufffd" in patch.text
 
 
-@pytest.mark.parametrize("name", [*ENCODINGS, "custom", "no-specials"])
+@pytest.mark.parametrize("name", [*ENCODINGS, "custom", "no-specials", "plain-added"])
 @settings(max_examples=120, deadline=None)
 @given(start=text_st, edits=st.lists(edit_st, min_size=1, max_size=8))
 def test_random_edits_equal_full_encode(tokenizers, name, start, edits):
@@ -78,7 +88,7 @@ def test_random_edits_equal_full_encode(tokenizers, name, start, edits):
     check_sequence(tokenizers[name], texts)
 
 
-@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "no-specials"])
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "no-specials", "plain-added"])
 @settings(max_examples=60, deadline=None)
 @given(start=text_st, edits=st.lists(edit_st, min_size=1, max_size=8))
 def test_special_tokens_as_text_or_refused(tokenizers, name, start, edits):
@@ -92,7 +102,8 @@ def test_special_tokens_as_text_or_refused(tokenizers, name, start, edits):
         patch = as_text.update(text)
         shown[patch.start : patch.start + patch.removed] = list(patch.ids)
         assert shown == list(as_text.ids) == tok.encode(text, disallowed_special=())
-        held = tok.special_regex(tok.special_tokens).search(text) if tok.special_tokens else None
+        control = tok.special_tokens.keys() - tok.always_matched  # what "raise" refuses
+        held = tok.special_regex(control).search(text) if control else None
         if held:
             with pytest.raises(
                 ValueError, match=f"special token '<\\|endoftext\\|>' at character {held.start() + 1}:"
@@ -192,6 +203,21 @@ def test_an_edit_reencodes_only_a_window(tokenizers, monkeypatch):
     patch = enc.update(text[:middle] + "X" + text[middle:])
     assert not patch.full and len(patch.text) < 1200 and patch.removed < 300
     assert list(enc.ids) == full(tok, text[:middle] + "X" + text[middle:])
+
+
+def test_plain_added_tokens_keep_the_window(tokenizers, monkeypatch):
+    """HF's non-special added tokens cut the text as special tokens do; they do not change its
+    chunks, so a keystroke far from them still re-encodes only a window."""
+    monkeypatch.setattr(incremental, "FIRST_SLICE", 512)
+    tok = tokenizers["plain-added"]
+    text = "The quick brown fox jumps over the lazy dog. " * 2000
+    enc = IncrementalEncoder(tok, special="text")
+    assert enc.windowed
+    enc.update(text)
+    middle = len(text) // 2
+    patch = enc.update(text[:middle] + "X" + text[middle:])
+    assert not patch.full and len(patch.text) < 1200
+    assert list(enc.ids) == tok.encode_ordinary(text[:middle] + "X" + text[middle:])
 
 
 def test_lone_surrogates_and_custom_patterns_are_encoded_whole(tokenizers):

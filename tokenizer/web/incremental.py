@@ -33,7 +33,8 @@ all of it but a prefix: in "\\n" + 1000 spaces + "x", the chunk "\\n" was decide
   what a full split would give, shifted by delta.
 
 Special tokens cut the text into segments before the split, so the window is only used while
-the text holds none (checked around the edit; the old text was checked when it was encoded).
+the text holds none (checked around the edit; the old text was checked when it was encoded);
+so do a HF file's non-special added tokens, in every mode (they are matched in any text).
 `special` is the page's choice, as the CLI's `encode --special`: "allow" (the default) encodes
 special-token text as its id, "text" as ordinary text (`disallowed_special=()`: no segments, the
 window always holds), "raise" as "allow" but refuses a text holding one (ValueError naming it).
@@ -58,8 +59,10 @@ from dataclasses import dataclass
 from itertools import accumulate, chain, filterfalse
 
 from .._batch import BATCH_MIN_CHUNKS
+from ..added_tokens import AddedMatching
 from ..core import CACHE_SIZE, Tokenizer
 from ..patterns import NO_SPLIT, is_named
+from ..preparation import Preparation
 
 SPECIAL_MODES = ("allow", "text", "raise")  # what special-token text becomes (cli encode --special)
 LOOKAHEAD = 4  # characters an attempt of a named pattern examines past max(chunk end, space run)
@@ -196,6 +199,11 @@ def _merge_new(tok: Tokenizer, chunks: list[str], cache: dict[str, tuple[int, ..
         cache.update(zip(new, tok._merge_pieces(list(map(str.encode, new))), strict=True))
 
 
+def _only_matched(tok: Tokenizer) -> Preparation:
+    """The preparation of a tokenizer.json whose only part is HF's non-special added tokens."""
+    return Preparation(added=AddedMatching(not_special=tok.always_matched))
+
+
 class IncrementalEncoder:
     """One text's encoding, kept up to date edit by edit: `update(text)` returns a Patch."""
 
@@ -205,16 +213,19 @@ class IncrementalEncoder:
         self.tok = tok
         self.special = special
         # A preparation (HF normalizer, prefix space) makes chunks of other text: encode whole.
-        self.windowed = bool(tok.preparation is None and tok.pattern != NO_SPLIT and is_named(tok.pattern))
+        # HF's non-special added tokens alone do not: they cut the text as special tokens do.
+        plain = tok.preparation is None or tok.preparation == _only_matched(tok)
+        self.windowed = bool(plain and tok.pattern != NO_SPLIT and is_named(tok.pattern))
         as_text = special == "text" or not tok.special_tokens
-        self._special = None if as_text else tok.special_regex(tok.special_tokens)
+        matched = tok.always_matched if as_text else tok.special_tokens.keys()  # what cuts the text
+        self._special = tok.special_regex(matched) if matched else None
         # what special="raise" refuses: not HF's non-special added tokens, which are text's own
         self._control = tok.special_tokens.keys() - tok.always_matched
         self._special_ids = frozenset() if as_text else frozenset(map(tok.special_tokens.get, self._control))
         self._allowed = (
             {"allowed_special": set(), "disallowed_special": ()} if as_text else {"allowed_special": "all"}
         )
-        self._special_len = max(map(len, tok.special_tokens), default=0)
+        self._special_len = max(map(len, matched), default=0)
         self._text = _Text()
         self.ids = array("i")  # arrays, not lists: 4-8 bytes an entry instead of 36
         self._valid = False  # the blocks describe self.text (else the next update is whole)
