@@ -690,7 +690,7 @@ def test_added_token_options_hf_sees_in_normalized_text_are_refused():
     "1", a word character, and "\u00a8" ends in a mark; refused under a normalizer, loaded without."""
     for flag in ("lstrip", "rstrip", "single_word"):
         obj = hf_json(normalizer=normalizers.NFKC())
-        obj["added_tokens"] = [{"id": 300, "content": "<m>", flag: True, "special": True, "normalized": True}]
+        obj["added_tokens"] = [{"id": 0, "content": "<m>", flag: True, "special": True, "normalized": True}]
         with pytest.raises(ValueError, match="^bad.json: ") as info:
             from_hf_json(obj, "bad.json")
         assert (
@@ -748,7 +748,8 @@ def test_too_many_single_word_tokens_beside_vocabulary_tokens_are_refused(monkey
     for i in range(40):
         vocab[f"<v{i}>"] = 256 + i
         added.append({"id": 256 + i, "content": f"<v{i}>", "special": True})
-        added.append({"id": 300 + i, "content": f"[w{i}]", "single_word": True, "special": True})
+        # id 296 + i: the id HF gives it after model.vocab's 296 tokens (_check_added_ids)
+        added.append({"id": 296 + i, "content": f"[w{i}]", "single_word": True, "special": True})
     obj["added_tokens"] = added
     assert from_hf_json(obj, "ok.json").preparation.added.single_word == {f"[w{i}]" for i in range(40)}
     monkeypatch.setattr(hf_import, "MAX_DROPPED_CHECKS", 1000)  # 190 characters x 40 tokens: 7,600
@@ -842,6 +843,34 @@ def test_options_that_are_not_true_or_false_are_refused():
         with pytest.raises(ValueError, match="^bad.json: ") as info:
             from_hf_json(obj, "bad.json")
         assert message in str(info.value), key
+
+
+def test_added_token_ids_are_the_ones_hf_gives():
+    """HF gives an added token that model.vocab lacks the next free id, whatever the file says:
+    '<x>' with id 263 (HF: 258), or '<x>' and '<y>' both with id 258 (two special tokens on one
+    id; HF: 258 and 259) loaded with the file's ids, so encode's ids differed from HF's."""
+    base = to_hf_json(train("ab ab ab xy xy", 258, pattern="none"))
+    flags = {"special": True, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False}
+
+    def with_added(*pairs: tuple[str, int]) -> dict:
+        return dict(base, added_tokens=[{"id": i, "content": c, **flags} for c, i in pairs])
+
+    ok = with_added(("<x>", 258), ("<y>", 259))
+    want = hf.Tokenizer.from_str(json.dumps(ok)).encode("<x><y>", add_special_tokens=False).ids
+    assert from_hf_json(ok, "ok.json").encode("<x><y>", allowed_special="all") == want == [258, 259]
+    for pairs, token, hf_id in [
+        ((("<x>", 263),), "<x>", 258),
+        ((("<x>", 258), ("<y>", 258)), "<y>", 259),
+        ((("<x>", 259), ("<y>", 258)), "<x>", 258),
+    ]:
+        obj = with_added(*pairs)
+        assert hf.Tokenizer.from_str(json.dumps(obj)).token_to_id(token) == hf_id
+        with pytest.raises(
+            ValueError,
+            match=rf"^bad.json: added_tokens\[\d\] \('{token}'\) has id \d+, but Hugging Face "
+            rf"tokenizers gives it id {hf_id} .*: set its id to {hf_id}",
+        ):
+            from_hf_json(obj, "bad.json")
 
 
 def test_a_token_that_no_merge_makes_is_refused():

@@ -130,7 +130,9 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
     except ValueError as e:  # a Split's regex that our engine cannot compile
         raise TokenizerFileError(f"{source}: pre_tokenizer: {e}") from None
     chunk_lookup = _flag(model, "ignore_merges", False, source, "model")
-    return HfTokenizer(_ranks(model, special, source), pattern, special, preparation, chunk_lookup)
+    ranks = _ranks(model, special, source)
+    _check_added_ids(special, model["vocab"], source)
+    return HfTokenizer(ranks, pattern, special, preparation, chunk_lookup)
 
 
 def _check_post_processor(post: Any, source: str) -> None:
@@ -392,6 +394,28 @@ def _added_tokens(
         return special, AddedMatching(first=frozenset(first), not_special=not_special_set)
     sets = {k: frozenset(v) for k, v in options.items()}
     return special, AddedMatching(**sets, first=frozenset(first), not_special=not_special_set)
+
+
+def _check_added_ids(special: dict[str, int], vocab: dict[str, Any], source: str) -> None:
+    """HF does not take an added token's id from the file (it warns "was expected to have ID
+    ... but was given ID ..."): an added token that model.vocab lacks gets model.vocab's size
+    if no added token before it has an id that large, else one past the largest of theirs.
+    A file whose ids say otherwise (a gap, an order of its own, two tokens sharing one id)
+    gave its own ids here and HF's there, without a word: refused, naming HF's id."""
+    largest = -1  # the largest id of the added tokens so far
+    for i, (token, file_id) in enumerate(special.items()):  # file order: "listed twice" is refused
+        if token in vocab:
+            hf_id = file_id  # _ranks checked that model.vocab gives it this id
+        else:
+            hf_id = largest + 1 if largest >= len(vocab) else len(vocab)
+        if file_id != hf_id:
+            raise TokenizerFileError(
+                f"{source}: added_tokens[{i}] ({token!r}) has id {file_id}, but Hugging Face tokenizers "
+                f"gives it id {hf_id} when it loads the file (an added token not in model.vocab takes the "
+                "next id after model.vocab's and the added tokens' before it): set its id to "
+                f"{hf_id}, or load the file in tokenizers and save it again"
+            )
+        largest = max(largest, hf_id)
 
 
 def _check_dropped_matches(
