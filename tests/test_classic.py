@@ -5,6 +5,8 @@ from __future__ import annotations
 import codecs
 import contextlib
 import io
+import subprocess
+import sys
 from collections import Counter
 from itertools import pairwise
 from pathlib import Path
@@ -304,6 +306,29 @@ def test_cli_learn_then_apply(tmp_path, capsys, monkeypatch, taylorswift):
 
     assert main(["classic", "apply", "--codes", str(source), str(source)]) == 2
     assert "header" in capsys.readouterr().err
+
+
+def test_cli_apply_splits_stdin_as_apply_bpe_does(tmp_path, capsys, monkeypatch):
+    """apply-bpe reads stdin through io.TextIOWrapper (universal newlines), its files through
+    codecs: `classic apply -c codes < text` split stdin as a file, so "vt\\x0bx" (one word there:
+    "v@@ t@@ \\x0b@@ x") came out as two lines "v@@ t@@ \\x0bx", and "e\\r\\n" kept its \\r."""
+    text = "hello\x00world tab\there\r\nline\u2028sep vt\x0bx ff\x0cx fs\x1cx nel\x85x\rlast \u2029p\n\n end"
+    codes = tmp_path / "codes.txt"
+    codes.write_text("#version: 0.2\nv t\nh e\nx </w>\ne l\n", encoding="utf-8")
+    want = subprocess.run(
+        [sys.executable, "-m", "subword_nmt.apply_bpe", "-c", str(codes)],
+        input=text.encode("utf-8"),
+        capture_output=True,
+        check=True,
+    ).stdout.decode("utf-8")
+    assert "t@@ \x0b@@ x" in want and "\r" not in want
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8"))
+    assert main(["classic", "apply", "-c", str(codes), "-s", "@@"]) == 0
+    assert capsys.readouterr().out == want
+    source = tmp_path / "in.txt"  # a file is read as codecs reads it, as before
+    source.write_bytes(text.encode("utf-8"))
+    assert main(["classic", "apply", "-c", str(codes), "-s", "@@", str(source)]) == 0
+    assert capsys.readouterr().out == subword_nmt_apply(codes, text, "@@")
 
 
 def test_cli_takes_subword_nmts_own_spellings(tmp_path, capsys, monkeypatch, taylorswift):
