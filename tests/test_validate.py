@@ -203,6 +203,14 @@ def test_cli_decode_refuses_ids_that_are_not_ints(arg, capsys):
     assert "ids must be integers" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("arg", ["\u0661\u0662", "\uff11\uff12", "1_2", "1,\u0968"])
+def test_cli_decode_refuses_digits_other_than_0_to_9(arg, capsys):
+    """int() reads Arabic-Indic, fullwidth and other Unicode digits and '1_2': `decode 1_2`
+    printed the token of id 12 (a form feed) with exit 0."""
+    assert main(["decode", "-e", "gpt2", arg]) == 2
+    assert "ids must be integers" in capsys.readouterr().err
+
+
 def test_cli_binary_stdin_is_a_utf8_error(tmp_path):
     (tmp_path / "random.bin").write_bytes(bytes(range(256)) * 4)
     with open(tmp_path / "random.bin", "rb") as f:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 from ..core import Tokenizer
 from ..encodings import list_encodings
 from .common import add_tokenizer_choice, load_tokenizer, read_text, read_utf8
 
+# an id as the command line takes it: ASCII digits only (re.ASCII is moot for [0-9], kept explicit)
+DECIMAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
 # What encode does with text that spells a special token, as tiktoken's arguments say it.
 SPECIAL_HANDLING = {
     "text": {"disallowed_special": ()},  # ordinary text, split and merged as any other
@@ -46,10 +49,16 @@ def check_no_special(tok: Tokenizer, text: str) -> None:
 
 
 def parse_ids(raw: str) -> list[int]:
-    """Ids as a JSON array of integers or separated by spaces/commas; bools and floats refused."""
+    """Ids as a JSON array of integers or separated by spaces/commas; bools and floats refused,
+    and so are digits other than 0-9: int() reads '١٢' (Arabic-Indic), '１２' (fullwidth) and
+    '1_2' as 12, and `decode 1_0` printed the token of id 10 without a word."""
     raw = raw.strip()
     try:
-        ids = json.loads(raw) if raw.startswith("[") else [int(x) for x in raw.replace(",", " ").split()]
+        if raw.startswith("["):
+            ids = json.loads(raw)
+        else:
+            items = raw.replace(",", " ").split()
+            ids = [int(x) for x in items] if all(map(DECIMAL.fullmatch, items)) else None
     except (ValueError, RecursionError):
         ids = None
     if not isinstance(ids, list) or not all(type(i) is int for i in ids):
