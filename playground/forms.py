@@ -21,7 +21,7 @@ from tokenizer.encodings import list_encodings
 from tokenizer.extend import check_add, check_extendable
 from tokenizer.patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
 from tokenizer.regex_check import check_split_regex
-from tokenizer.train import TIE_BREAKS
+from tokenizer.train import TIE_BREAKS, special_token_problem
 
 from .errors import ApiError
 from .job_process import CUSTOM_LABEL
@@ -162,6 +162,8 @@ def _check_special_token(token: str) -> None:
         raise ApiError(
             400, f"special_tokens: each token must be at most {MAX_SPECIAL_TOKEN_CHARS} characters"
         )
+    if (problem := special_token_problem(token)) is not None:
+        raise ApiError(400, f"special_tokens: {problem}")
     if SURROGATE.search(token):
         raise ApiError(
             400,

@@ -216,6 +216,8 @@ def test_special_tokens_parsing():
         parse("a,b,c", 2)
     with pytest.raises(ApiError, match="cannot be empty"):
         parse('["ok", ""]', 10)
+    with pytest.raises(ApiError, match=r"special_tokens: special token ' ' is only whitespace"):
+        parse('["ok", " "]', 10)  # was queued; then every encode of a text with a space failed
     # A .json's mapping pasted: split at commas it made '{"<|a|>": 300' and '"<|b|>": 301}' tokens.
     for mapping in ('{"<|a|>": 300, "<|b|>": 301}', "  {}", '{"<|a|>"}'):
         with pytest.raises(ApiError, match=r'is a JSON object; send a list of the strings, like \["<\|a\|>"'):

@@ -542,6 +542,16 @@ def test_special_tokens_are_a_bounded_list():
     assert time.perf_counter() - started < 2
 
 
+def test_a_special_token_of_whitespace_alone_is_refused():
+    """`train --special ' '` trained, then every encode of a text with a space failed ("disallowed
+    special token ' '"); a token holding whitespace beside other characters is fine."""
+    for token in (" ", "\n", "\t \n", "\u3000"):
+        with pytest.raises(ValueError, match=r"is only whitespace: .* choose a marker such as '<\|pad\|>'"):
+            train("hello world " * 5, 260, special_tokens=["<|a|>", token])
+    tok = train("hello world " * 5, 260, special_tokens=["<| |>", " <x>"])
+    assert tok.encode("hello world") == tok.encode_ordinary("hello world")
+
+
 def test_a_min_chunk_count_that_drops_every_chunk_says_so():
     """It stopped with "no pair occurs 2 or more times", as if the corpus had no pairs."""
     tok = train(["hello world, hello there"] * 3, 300, min_chunk_count=10**23)

@@ -161,10 +161,24 @@ def _check_special(special_tokens: Any) -> list[str]:
     for token in special:
         if not isinstance(token, str) or not token:
             raise ValueError(f"special tokens must be non-empty strings, got {token!r}")
+        if (problem := special_token_problem(token)) is not None:
+            raise ValueError(problem)
     dupes = sorted(token for token, n in Counter(special).items() if n > 1)  # count() per token was quadratic
     if dupes:
         raise ValueError(f"special tokens must be unique; repeated: {', '.join(map(repr, dupes))}")
     return special
+
+
+def special_token_problem(token: str) -> str | None:
+    """Why a new special token would break the tokenizer, or None. A token of whitespace alone
+    (" ", "\n") is in nearly every text, so every plain encode would refuse the text as holding
+    a special token (the server's form checks the same)."""
+    if token.isspace():
+        return (
+            f"special token {token!r} is only whitespace: nearly every text holds it, so encode would "
+            "refuse it as a special token; choose a marker such as '<|pad|>'"
+        )
+    return None
 
 
 def train(
