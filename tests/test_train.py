@@ -20,7 +20,7 @@ from tests.strategies import tie_heavy_texts
 from tokenizer.cli import main as cli_main
 from tokenizer.core import Tokenizer
 from tokenizer.counting import count_chunks, load_counts, save_counts
-from tokenizer.patterns import compile_pattern, resolve_pattern
+from tokenizer.patterns import compile_pattern, compile_split, resolve_pattern
 from tokenizer.reference import merge, pair_counts, reference_merges, reference_train
 from tokenizer.train import learn_merges, train
 
@@ -248,6 +248,73 @@ def test_counts_table_gives_the_same_merges(tmp_path):
         train(None, 500, pattern="gpt4", counts=table)
     with pytest.raises(ValueError, match="not both"):
         train(text, 500, pattern="gpt2", counts=table)
+
+
+def test_a_table_whose_chunks_are_not_the_patterns_is_refused(tmp_path):
+    """A table edited by hand (or counted elsewhere) with "ab cd" under gpt4 trained merges across
+    the space with exit 0, and "" was taken as a chunk; a custom regex's chunks cannot be
+    checked alone (they may depend on what follows), so only "" is refused there."""
+    counts, meta = count_chunks("ab cd ab cd", "gpt4")
+    for chunk, says in [
+        ("ab cd", r"'ab cd' is not one chunk of the pattern .*'ab' \| ' cd'"),
+        ("", "empty chunk"),
+    ]:
+        with pytest.raises(ValueError, match=says):
+            train(None, 260, counts=({**counts, chunk: 3}, meta))
+    table = tmp_path / "hand.counts"
+    save_counts(table, {**counts, "xy z": 2}, meta)
+    with pytest.raises(ValueError, match=f"{table}: the chunk 'xy z' is not one chunk"):
+        train(None, 260, counts=table)
+    lookahead = r"\w+ (?=\w+ \w+)|\w+|\s"
+    counts, meta = count_chunks("a b c d", lookahead)
+    assert "a " in counts  # alone, "a " is "a", " ": a custom regex's chunk is not re-split
+    assert train(None, 258, regex=lookahead, counts=(counts, meta), min_frequency=1).merges
+
+
+# what the named patterns tell apart: whitespace runs of each kind, contractions, cases, marks
+SPLIT_PIECES = [
+    " ",
+    "  ",
+    "\n",
+    "\r\n",
+    "\t",
+    "\xa0",
+    "\u3000",
+    " " * 5,
+    "\n" * 3,
+    " \n ",
+    "a",
+    "Hello",
+    "WORLD",
+]
+SPLIT_PIECES += [
+    "'s",
+    "'LL",
+    "'",
+    "12345",
+    "!",
+    "?!",
+    "/",
+    "é",
+    "東京",
+    "🙂",
+    "\u0301",
+    "x\n",
+    "  y",
+    "ǅ",
+    "\u2028",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.one_of(st.sampled_from(SPLIT_PIECES), st.text(max_size=3)), max_size=20).map("".join))
+def test_a_named_patterns_chunk_splits_alone_into_itself(text):
+    """What the check above rests on (train._check_chunks_of)."""
+    for pattern in PATTERNS:
+        if pattern != "none":
+            findall = compile_split(pattern).findall
+            for chunk in findall(text):
+                assert findall(chunk) == [chunk], (pattern, text, chunk)
 
 
 def test_stops_early_and_says_why():
