@@ -98,8 +98,11 @@ assigned_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=60)
 @settings(max_examples=150, deadline=None)
 @given(text=assigned_text)
 def test_arbitrary_text(name, text, reference_exports):
+    """HF matches added tokens in any text: the same ids as ours with every special allowed (the
+    two differ from encode_ordinary only on a special token's text, which hypothesis draws from
+    the constants of our source: it once gave '<|endofprompt|>')."""
     tok, hf_tok = reference_exports[name]
-    assert hf_tok.encode(text).ids == tok.encode_ordinary(text)
+    assert hf_tok.encode(text).ids == tok.encode(text, allowed_special="all")
 
 
 @pytest.fixture(scope="module")
