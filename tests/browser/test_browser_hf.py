@@ -41,7 +41,7 @@ def _trained(pre, normalizer=None) -> hf.Tokenizer:
 def page(app_page: Page):
     yield app_page
     for name in app_page.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)"):
-        if name in ("roberta", "qwen2"):
+        if name in ("roberta", "qwen2", "neox"):
             panel(app_page, name).locator("button.remove").click()
     expect(app_page.get_by_test_id("panel")).to_have_count(DEFAULTS)
 
@@ -72,3 +72,28 @@ def test_roberta_and_qwen2_files_give_hf_ids_and_a_lowercasing_one_is_refused(pa
     expect(msg).to_contain_text("lowercase.json: normalizer 'Lowercase' is not supported")
     expect(msg).to_have_class("message error")
     expect(page.get_by_test_id("panel")).to_have_count(DEFAULTS + 2)
+
+
+def test_added_tokens_that_are_not_special_give_hf_ids_in_every_mode(page: Page):
+    """GPT-NeoX-style runs of spaces added with "special": false: HF matches them in any text.
+    They were special tokens to us, so the page's "raise" choice refused indented code and
+    "text" encoded them as text; every choice now shows HF's ids, and only a real special
+    token is refused."""
+    from tokenizers import AddedToken
+
+    neox = _trained(pre_tokenizers.ByteLevel(add_prefix_space=False))
+    neox.add_tokens([AddedToken(" " * n, normalized=True) for n in (2, 4, 8)])
+    neox.add_special_tokens(["<|endoftext|>"])
+    drop_files(page, [{"name": "neox.json", "text": neox.to_str()}])
+    expect(page.get_by_test_id("load-message")).to_contain_text("loaded neox")
+    text = type_text(page, "def f(x):\n        return  x\n    pass", "")
+    want = neox.encode(text, add_special_tokens=False).ids
+    choice = page.get_by_test_id("opt-special")
+    for mode in ("allow", "text", "raise"):
+        choice.select_option(mode)
+        wait_ids(page, "neox", want)
+    box = page.get_by_test_id("input")
+    box.press("End")
+    box.press_sequentially("<|endoftext|>")
+    expect(panel(page, "neox")).to_have_attribute("data-state", "error")
+    choice.select_option("allow")
