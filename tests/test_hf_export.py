@@ -309,3 +309,13 @@ def test_export_says_which_ids_a_tokenizer_json_cannot_hold(tmp_path, capsys):
     assert HFTokenizer.from_file(str(out)).encode("abc abcd").ids == tok.encode("abc abcd")
     assert main(["export", "gpt2", "-o", str(tmp_path / "g.json")]) == 0
     assert capsys.readouterr().err == ""  # nothing lost, nothing said
+
+
+def test_a_custom_pattern_s_word_escapes_mean_ours_in_hf():
+    """Oniguruma's \\w lacks the joiners and has "²" (hf_conventions.py): a pattern of \\w, \\W and \\b
+    written as is split "a²" as one piece in HF, "b\\u200dc" as three, where ours does the opposite."""
+    text = corpus("taylorswift.txt", 20_000) + " a\u00b2 b\u200dc x\u00bd" * 50
+    tok = train(text, 400, regex=r"\b\w+|[^\w\s]+|\W")
+    hf_tok = hf.Tokenizer.from_str(json.dumps(to_hf_json(tok)))
+    for sample in ("a\u00b2 b\u200dc x\u00bd \u24b6b \u00b9", text[:2000]):
+        assert hf_tok.encode(sample).ids == tok.encode(sample)

@@ -294,6 +294,49 @@ def test_split_regexes_mean_what_they_mean_in_oniguruma(trained, shape, tmp_path
     assert back.encode(NEWER_UNICODE, allowed_special="all") == want
 
 
+# Oniguruma's \w has neither joiner (ZWNJ, ZWJ) and, outside a class, has "²³¹¼½¾"; \b and \B
+# follow it. Read as ours (Rust's \w), "a²" was two pieces where HF has one.
+WORD_REGEXES = [r"\W", r"\w+|[^\w\s]+", r"\b\w|\B\w", r"[^\W]|[\w\u200c]"]
+
+
+def bytes_only(pre) -> hf.Tokenizer:
+    """A tokenizer.json of the 256 byte tokens (no merges) with the pre-tokenizer `pre`."""
+    tok = hf.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=256, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    tok.train_from_iterator(["x"], trainer)
+    return tok
+
+
+@pytest.mark.parametrize("regex", WORD_REGEXES)
+def test_word_escapes_mean_oniguruma_s_word_on_every_code_point(regex):
+    everything = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp < 0xE000)
+    split = pre_tokenizers.Split(hf.Regex(regex), "removed", invert=True)
+    ours = from_hf_json(json.loads(bytes_only(pre_tokenizers.Sequence([split, byte_level(False)])).to_str()))
+    assert ours.split(everything) == [piece for piece, _ in split.pre_tokenize_str(everything)]
+
+
+def test_a_split_on_word_characters_gives_hf_ids():
+    text = corpus_text("taylorswift.txt", 20_000)
+    tok = hf.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(hf.Regex(r"\b\w+|[^\w\s]+|\s+"), "isolated"), byte_level(False)]
+    )
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    tok.train_from_iterator([text + " a\u00b2 x\u00bd9 \u00b3\u00b3 b\u200dc" * 100], trainer)
+    ours = from_hf_json(json.loads(tok.to_str()))
+    for sample in ("a\u00b2\u00bd b\u200dc \u24b6x \u200cy x\u00b3\u00b3 \u00b9z", text[:3000]):
+        assert ours.encode(sample) == tok.encode(sample).ids
+        # the classes it is read as mean the same to Oniguruma (a look-behind there must be plain)
+        assert hf.Tokenizer.from_str(json.dumps(to_hf_json(ours))).encode(sample).ids == ours.encode(sample)
+
+
 def test_a_saved_unicode_flavour_is_checked(tmp_path):
     tok = train("hello world " * 20, 260)
     tok.save(tmp_path / "t")
@@ -423,6 +466,12 @@ REFUSED = [
         "normalizer 'Lowercase' is not supported: it changes the text in a way not reproduced here",
     ),
     (lambda: hf_json(normalizer=normalizers.Prepend("▁")), "normalizer 'Prepend'"),
+    (  # Oniguruma's [\b] is a backspace
+        lambda: hf_json(
+            pre_tokenizers.Sequence([pre_tokenizers.Split(hf.Regex(r"[\b ]"), "isolated"), byte_level(False)])
+        ),
+        "pre_tokenizer Split: \\b (a backspace there) in the character class",
+    ),
     (lambda: hf_json(normalizer=normalizers.Replace(" ", "▁")), "normalizer 'Replace'"),
     (lambda: hf_json(normalizer=normalizers.Strip()), "normalizer 'Strip'"),
     (lambda: hf_json(normalizer=normalizers.BertNormalizer()), "normalizer 'BertNormalizer'"),

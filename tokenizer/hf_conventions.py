@@ -3,7 +3,8 @@
 - GPT-2's byte alphabet: a tokenizer.json's vocabulary holds strings, one printable character
   per byte (space is 'Ġ'), where we hold the bytes themselves;
 - Oniguruma's regex dialect (HF's engine): a possessive counted repetition `X{1,3}+` is written
-  `(?>X{1,3})` there, and read back.
+  `(?>X{1,3})` there, and read back; its \\w (and so \\W, \\b, \\B) is another set of
+  characters than ours, so a Split's are written out as that set when read.
 
 Its own module so that reading a tokenizer.json (hf_import.py, under Tokenizer.load) does not
 need the exporter, which builds on the Tokenizer.
@@ -12,6 +13,7 @@ need the exporter, which builds on the Tokenizer.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 
 
@@ -39,8 +41,9 @@ _POSSESSIVE_COUNT = re.compile(r"(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\(
 
 def oniguruma_regex(regex: str) -> str:
     """Rewrite what Oniguruma reads differently: `X{1,3}+` is possessive in `regex` but
-    "X{1,3}, one or more times" in Oniguruma's Ruby syntax, so it becomes `(?>X{1,3})`."""
-    return _POSSESSIVE_COUNT.sub(r"(?>\1\2)", regex)
+    "X{1,3}, one or more times" in Oniguruma's Ruby syntax, so it becomes `(?>X{1,3})`; our
+    \\w, \\W, \\b, \\B become Oniguruma's forms of them (`_OURS_IN_ONIGURUMA`)."""
+    return _scan_words(_POSSESSIVE_COUNT.sub(r"(?>\1\2)", regex), _OURS_IN_ONIGURUMA, _ours_class)
 
 
 _ATOMIC_COUNT = re.compile(r"\(\?>(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()|])(\{\d+(?:,\d*)?\})\)")
@@ -49,3 +52,103 @@ _ATOMIC_COUNT = re.compile(r"\(\?>(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\
 def regex_from_oniguruma(regex: str) -> str:
     """Undo `oniguruma_regex`: `(?>X{1,3})` back to the possessive `X{1,3}+`."""
     return _ATOMIC_COUNT.sub(r"\1\2+", regex)
+
+
+# Oniguruma's \w (HF's Split regexes) is not ours (Rust's, tiktoken's), checked on every code point
+# with `tokenizers` 0.23: it lacks the joiners ZWNJ and ZWJ, and outside a class it also has
+# "²³¹¼½¾" (Latin-1's numbers that are not Nd). Written as a class both engines read alike (the
+# circled and squared letters are Alphabetic, So; written as characters, as `\x{..}` is not
+# ours), it stays valid in a look-behind, which Oniguruma requires to be plain. \b and \B look
+# at the \w outside a class.
+WORD_IN_CLASS = "\\p{L}\\p{M}\\p{Nd}\\p{Nl}\\p{Pc}\u24b6-\u24e9\U0001f130-\U0001f149\U0001f150-\U0001f169\U0001f170-\U0001f189"
+_WORD = f"[{WORD_IN_CLASS}\xb2\xb3\xb9\xbc-\xbe]"
+_NOT_WORD = "[^" + _WORD[1:]
+_IN_CLASS = {"\\w": WORD_IN_CLASS, "\\w\\u200c\\u200d": "\\w"}
+_WORD_ESCAPES = {
+    "w": _WORD,
+    "W": _NOT_WORD,
+    "b": f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))",
+    "B": f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))",
+}
+
+
+# Our \\w is Oniguruma's \\w in a class with the joiners: how the export writes ours, and the
+# forms the import reads back as ours (a round trip keeps the pattern's text).
+_OURS_WORD = r"[\w\u200c\u200d]"
+_OURS_IN_ONIGURUMA = {
+    "w": _OURS_WORD,
+    "W": r"[^\w\u200c\u200d]",
+    "b": f"(?:(?<={_OURS_WORD})(?!{_OURS_WORD})|(?<!{_OURS_WORD})(?={_OURS_WORD}))",
+    "B": f"(?:(?<={_OURS_WORD})(?={_OURS_WORD})|(?<!{_OURS_WORD})(?!{_OURS_WORD}))",
+}
+
+
+def word_escapes_from_oniguruma(regex: str) -> str:
+    """`regex` with Oniguruma's \\w, \\W, \\b and \\B written as the classes they match there, in
+    a syntax both engines read alike (the export's forms of ours back as ours). ValueError where a
+    class cannot hold that: \\W beside other characters, \\b or \\B ([\\b] is a backspace there)."""
+    ours = {written: "\\" + short for short, written in _OURS_IN_ONIGURUMA.items()}
+    return _scan_words(regex, _WORD_ESCAPES, _class, ours)
+
+
+def _scan_words(
+    regex: str, escapes: dict[str, str], in_class: Callable[[str], str], kept: dict[str, str] | None = None
+) -> str:
+    """`regex` with each escape outside a class replaced by `escapes`, each class by `in_class`,
+    each text of `kept` (longest first) by its value, as is."""
+    kept_texts = sorted(kept or {}, key=len, reverse=True)
+    out, i = [], 0
+    while i < len(regex):
+        text = next((t for t in kept_texts if regex.startswith(t, i)), None)
+        if text is not None:
+            out.append(kept[text])  # type: ignore[index]
+            i += len(text)
+        elif regex[i] == "\\" and i + 1 < len(regex):
+            out.append(escapes.get(regex[i + 1], regex[i : i + 2]))
+            i += 2
+        elif regex[i] == "[":
+            end = _class_end(regex, i)
+            out.append(in_class(regex[i:end]))
+            i = end
+        else:
+            out.append(regex[i])
+            i += 1
+    return "".join(out)
+
+
+def _class_end(regex: str, start: int) -> int:
+    """The index after the class opening at `start` (no nested classes: hf_import refuses them)."""
+    i = start + (2 if regex.startswith("[^", start) else 1)
+    i += regex[i : i + 1] == "]"  # a ] first in a class is a literal
+    while i < len(regex) and regex[i] != "]":
+        i += 2 if regex[i] == "\\" else 1
+    return i + 1
+
+
+def _class(cls: str) -> str:
+    """A class with Oniguruma's \\w inside it (no ²³¹¼½¾ there) written out; [\\W] and [^\\W]."""
+    if cls in (r"[\W]", r"[^\W]"):
+        return ("[" if cls.startswith("[^") else "[^") + WORD_IN_CLASS + "]"
+    escapes = re.findall(r"\\(.)", cls)
+    if "W" in escapes or "b" in escapes or "B" in escapes:
+        what = "\\W beside other characters" if "W" in escapes else "\\b (a backspace there)"
+        raise ValueError(
+            f"{what} in the character class {cls[:40]!r} is read differently by Oniguruma; write "
+            f"the characters out (its \\w in a class is [{WORD_IN_CLASS}])"
+        )
+    # \w with both joiners (how the export writes ours) is our \w, which has them: kept as ours
+    return re.sub(r"\\w\\u200c\\u200d|\\(.)", lambda m: _IN_CLASS.get(m.group(), m.group()), cls)
+
+
+def _ours_class(cls: str) -> str:
+    """One of our classes as Oniguruma reads it: \\w with the joiners; [\\W] and [^\\W].
+    ValueError for \\W beside other characters (Oniguruma's lets the joiners in)."""
+    if cls in (r"[\W]", r"[^\W]"):
+        return _OURS_IN_ONIGURUMA["w" if cls == r"[^\W]" else "W"]
+    escapes = re.findall(r"\\(.)", cls)
+    if "W" in escapes:
+        raise ValueError(
+            f"the character class {cls[:40]!r} holds \\W beside other characters, which Oniguruma "
+            "(HF's regex engine) reads with the joiners U+200C, U+200D: write the characters out"
+        )
+    return re.sub(r"\\(.)", lambda m: r"\w\u200c\u200d" if m.group(1) == "w" else m.group(), cls)

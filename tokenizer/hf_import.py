@@ -29,8 +29,10 @@ a file is never loaded as something else. What maps exactly, and why:
   `Split` with `Removed` + invert keeps only the matches: exactly `findall`. A `Split`
   with `Isolated` keeps the text between matches too: `R|(?:(?!R)[\\s\\S])+` finds the same
   pieces (a gap is a run of positions where R cannot start), and the named patterns match
-  everything, so they are kept by name. `Digits` is the Isolated split of `\\p{N}+` (or
-  of `\\p{N}` with individual_digits), with the numerals of Rust's Unicode (`_NUMERALS`).
+  everything, so they are kept by name. A Split's `\\w`, `\\W`, `\\b`, `\\B` are written out
+  as Oniguruma's word class (hf_conventions.py: "²" is a word character there, ZWJ is not).
+  `Digits` is the Isolated split of `\\p{N}+` (or of `\\p{N}` with individual_digits), with
+  the numerals of Rust's Unicode (`_NUMERALS`).
   No pre-tokenizer step at all: the text is one chunk.
 - added tokens become special tokens: HF matches every added token in the text, so ids
   equal HF's with allowed_special="all". Those that are not special (`"special": false`) are
@@ -71,7 +73,7 @@ import re
 from typing import Any, NamedTuple
 
 from .added_tokens import OPTIONS, AddedMatching
-from .hf_conventions import bytes_to_unicode, regex_from_oniguruma
+from .hf_conventions import bytes_to_unicode, regex_from_oniguruma, word_escapes_from_oniguruma
 from .patterns import NO_SPLIT, PATTERNS
 from .preparation import (
     CHUNK,
@@ -300,6 +302,7 @@ def _split_pattern(step: Any, source: str) -> str:
         if construct:
             _refuse(source, "pre_tokenizer Split regex with", construct, "Oniguruma gives it another meaning")
         try:
+            regex = word_escapes_from_oniguruma(regex)  # \w is another set there ("²", not ZWJ)
             check_hf_split_regex(regex)
         except ValueError as e:
             raise TokenizerFileError(f"{source}: pre_tokenizer Split: {e}") from None
