@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
 from tokenizer import Tokenizer, get_encoding
+from tokenizer.added_tokens import AddedMatching
 from tokenizer.cli import main
 from tokenizer.formats import minbpe_text
 from tokenizer.hf_export import (
@@ -319,3 +320,36 @@ def test_a_custom_pattern_s_word_escapes_mean_ours_in_hf():
     hf_tok = hf.Tokenizer.from_str(json.dumps(to_hf_json(tok)))
     for sample in ("a\u00b2 b\u200dc x\u00bd \u24b6b \u00b9", text[:2000]):
         assert hf_tok.encode(sample).ids == tok.encode(sample)
+
+
+def test_a_single_word_token_stays_out_of_the_model_s_vocabulary():
+    """HF drops "hello" (single_word) after the mark in "\u0301hello"; the export listed it in
+    model.vocab, with ignore_merges, so HF's BPE took the chunk "hello" whole as it: one id where
+    HF's own file and ours give four. Kept out, HF numbers it itself, as the file it came from."""
+    base = train("hello there, hellish help " * 30, 300)
+    tok = Tokenizer(
+        base.mergeable_ranks,
+        "gpt2",
+        {"hello": len(base.mergeable_ranks)},
+        preparation=Preparation(added=AddedMatching(single_word=frozenset({"hello"}))),
+    )
+    exported_file = hf.Tokenizer.from_str(json.dumps(to_hf_json(tok)))
+    for text in ("\u0301hello", "x hello hellos", "\u0301hello<hello>"):
+        assert exported_file.encode(text).ids == tok.encode(text, allowed_special="all")
+    assert len(tok.encode("\u0301hello", allowed_special="all")) > 2
+
+
+def test_a_single_word_token_hf_would_number_otherwise_is_refused():
+    base = train("hello there, hellish help " * 30, 300)
+    n = len(base.mergeable_ranks)
+    special = {"<a>": n, "<b>": n + 2}  # a gap: HF would number <b> n + 1
+    tok = Tokenizer(
+        base.mergeable_ranks,
+        "gpt2",
+        special,
+        preparation=Preparation(added=AddedMatching(single_word=frozenset({"<a>"}))),
+    )
+    with pytest.raises(
+        ValueError, match=rf"special token '<a>' \(id {n}\) has no place .* or drop single_word"
+    ):
+        to_hf_json(tok)

@@ -103,6 +103,14 @@ class AddedMatching:
         return cls(**sets)
 
 
+def hidden_by_dropped(token: str, dropped: str) -> bool:
+    """Whether `token` can start inside a match of `dropped` (a single_word token) that HF drops:
+    its text is then ordinary text to HF's BPE, the scan past it, so an added token that is also
+    in model.vocab can come out of the BPE there ("cxab", "xa" single_word, "ab": c, x, ab)."""
+    tails = (dropped[k:] for k in range(len(dropped)))
+    return any(tail.startswith(token) or token.startswith(tail) for tail in tails)
+
+
 def literal_regex(tokens: Collection[str]) -> re.Pattern[str]:
     """A regex matching any of `tokens`, leftmost and then longest.
 

@@ -19,6 +19,8 @@ A preparation (preparation.py) is written as HF's own steps: the normalizations 
 normalizers of those names, the pre-splits as Splits before the pattern's, the prefix space as `ByteLevel(add_prefix_space=true)`, alone (with
 `use_regex` for the gpt2 pattern) for SEGMENT, after the `Split` for CHUNK; the added tokens'
 options (lstrip, rstrip, single_word, and `normalized` for the two passes) as they were read.
+A special token is listed in model.vocab too (its id kept across gaps), except where one a
+dropped single_word match can hide would be made there by HF's BPE: HF numbers those itself.
 A space before the segment followed by a pattern other than gpt2's has no HF form and is refused. A tokenizer with
 `chunk_lookup=False` gets `ignore_merges: false`.
 
@@ -37,6 +39,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._bpe import cuts_at_token_lengths
+from .added_tokens import hidden_by_dropped
 from .core import Tokenizer
 from .formats import atomic_write_text
 from .hf_conventions import bytes_to_unicode, oniguruma_regex
@@ -144,6 +147,35 @@ def _check_special_clashes(tok: Tokenizer, vocab: dict[str, int]) -> None:
             )
 
 
+def _kept_out_of_vocab(tok: Tokenizer, size: int) -> set[str]:
+    """The special tokens to keep out of model.vocab (of `size` tokens without them): none, unless
+    one may start inside a single_word match HF drops (hidden_by_dropped). Listed there, a chunk
+    of its text would come out of HF's BPE as it ("hello" single_word after a mark: "\u0301hello"
+    is h, e, l, lo in HF's own file and ours, and was one id in the export), as hf_import refuses
+    of a file. HF numbers the tokens model.vocab lacks from its size up, in file order: the
+    tokens from there on (the last ids, one after the other) are kept out; ValueError if the
+    hidden ones are not among them."""
+    dropped = tok.preparation.added.single_word if tok.preparation and tok.preparation.added else ()
+    hidden = [text for text in tok.special_tokens if any(hidden_by_dropped(text, d) for d in dropped)]
+    if not hidden:
+        return set()
+    special = sorted(tok.special_tokens.items(), key=lambda kv: kv[1])
+    largest_rank = max(tok.mergeable_ranks.values())
+    for k, (_, first) in enumerate(special):  # from the most tokens kept out to the fewest
+        run = [token_id for _, token_id in special[k:]]
+        if first == size + k and first > largest_rank and run == list(range(first, first + len(run))):
+            if all(tok.special_tokens[text] >= first for text in hidden):
+                return {text for text, _ in special[k:]}
+            break
+    text = min(hidden, key=tok.special_tokens.__getitem__)
+    raise ValueError(
+        f"special token {text!r} (id {tok.special_tokens[text]}) has no place in a tokenizer.json: with "
+        "single_word (HF drops a match beside a word character) it must stay out of model.vocab, where "
+        "HF's BPE would make it, and HF numbers such tokens itself, one after the other from the "
+        "vocabulary's size; give the special tokens from it on the last ids, or drop single_word"
+    )
+
+
 def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
     """The `tokenizer.json` content (a dict) for `tok`."""
     ranks = tok.mergeable_ranks
@@ -153,7 +185,9 @@ def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
     _check_special_clashes(tok, vocab)
     # HF numbers added tokens after the model's vocabulary unless the model has them: listing
     # them there keeps ids across gaps (cl100k_base has no 100256; <|endoftext|> is 100257).
-    vocab.update(tok.special_tokens)
+    # Not those a dropped single_word match can hide: HF's BPE would make them there.
+    outside = _kept_out_of_vocab(tok, len(vocab))
+    vocab.update((text, token_id) for text, token_id in tok.special_tokens.items() if text not in outside)
     merges = [[token_string(left), token_string(right)] for left, right in merges_from_ranks(ranks)]
     added_tokens = [
         {

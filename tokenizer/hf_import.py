@@ -72,7 +72,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from .added_tokens import OPTIONS, AddedMatching
+from .added_tokens import OPTIONS, AddedMatching, hidden_by_dropped
 from .hf_conventions import bytes_to_unicode, regex_from_oniguruma, word_escapes_from_oniguruma
 from .patterns import NO_SPLIT, PATTERNS
 from .preparation import (
@@ -443,8 +443,7 @@ def _check_dropped_matches(
         if token not in vocab:
             continue
         for dropped in matching.single_word:
-            tails = (dropped[k:] for k in range(len(dropped)))
-            if any(tail.startswith(token) or token.startswith(tail) for tail in tails):
+            if hidden_by_dropped(token, dropped):
                 _refuse(
                     source,
                     f"added_tokens[{i}] ({token!r}), a token of model.vocab (id {vocab[token]}), with",
