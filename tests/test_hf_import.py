@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
 import unicodedata
 
@@ -1073,3 +1074,28 @@ def test_added_tokens_that_hf_decodes_as_alphabet_bytes_are_refused(trained):
         ours = from_hf_json(json.loads(tok.to_str()), "ok.json")
         assert ours.encode(text, allowed_special="all") == ids
         assert ours.decode(ids) == tok.decode(ids, skip_special_tokens=False) == text
+
+
+def test_encode_s_defaults_raise_or_give_hf_ids_where_hf_s_scan_differs():
+    """encode's defaults looked for the special tokens alone: "<|im_end|>" (single_word) after the
+    not-special "hello world" was dropped as beside a word character, where HF's second pass sees
+    it at the start of its stretch and matches it, and encode gave that text's ids, not HF's, with
+    no error; "zq<t>" (single_word) dropped in "azq<t>" hides "<t>" from HF's scan, but ours found
+    "<t>" alone. Now the defaults look as HF does: a special token HF finds raises, else HF's ids."""
+    tok = bytes_only(byte_level(True))
+    tok.add_tokens([AddedToken("hello world", normalized=False), AddedToken("<t>", normalized=False)])
+    tok.add_special_tokens(
+        [
+            AddedToken("<|im_end|>", single_word=True, normalized=True),
+            AddedToken("zq<t>", single_word=True, normalized=False),
+        ]
+    )
+    ours = from_hf_json(json.loads(tok.to_str()))
+    assert tok.encode("hello world<|im_end|> x").tokens[1] == "<|im_end|>"
+    with pytest.raises(ValueError, match=re.escape("'<|im_end|>'")):
+        ours.encode("hello world<|im_end|> x")
+    for text in ("azq<t>", "azq<t> <t>", "x<|im_end|> hello world"):
+        assert ours.encode(text) == tok.encode(text).ids, text
+    assert ours.encode("a zq<t>", allowed_special="all") == tok.encode("a zq<t>").ids
+    with pytest.raises(ValueError, match="'zq<t>'"):
+        ours.encode("a zq<t>")

@@ -26,7 +26,10 @@ with `tokenizers` itself (tests/test_hf_import.py):
   a model's new domain words): HF matches them in any text, as part of the vocabulary, where a
   special token is a control token the caller allows. The Tokenizer keeps them with its special
   tokens (one id each, found by the same scan), but `encode` always allows them and
-  `encode_ordinary` matches them too (core.py); only their `special` flag differs.
+  `encode_ordinary` matches them too (core.py); only their `special` flag differs. Where
+  the options apply, encode's check for a disallowed special token looks at HF's scan of every
+  token (`find_disallowed`): a single_word match HF drops is text, one its second pass sees at
+  a stretch's start is a token.
 
 An lstrip token made of whitespace alone, found inside a run an rstrip token took in, ends
 before it starts: HF panics ("AddedVocabulary bad split"), and so encode raises ValueError;
@@ -37,7 +40,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -157,6 +160,20 @@ def token_regex(tokens: frozenset[str], matching: AddedMatching | None) -> Any:
     if tokens and matching and replace(matching, not_special=frozenset()):  # an option or two passes
         return TokenMatcher(tokens, matching)
     return literal_regex(tokens)
+
+
+def find_disallowed(
+    regex_of: Callable[[Collection[str]], Any], every: Collection[str], disallowed: Collection[str], text: str
+) -> Any:
+    """The first disallowed special token in `text` (a match, or None); `regex_of` gives a set of
+    tokens' regex (core's special_regex), `every` is all the special tokens. Where HF's options
+    apply (a TokenMatcher), the first HF's scan of them all finds: a single_word match it drops,
+    or passes by, is text there, and a match it takes hides what starts inside it (a scan of the
+    disallowed alone found and dropped others). Else the first of `disallowed`, as tiktoken."""
+    scan = regex_of(every)
+    if isinstance(scan, TokenMatcher):
+        return next((span for span in scan.finditer(text) if span.group() in disallowed), None)
+    return regex_of(disallowed).search(text)
 
 
 @functools.cache

@@ -28,7 +28,7 @@ from ._arguments import check_text, disallowed_special_error, special_set, token
 from ._batch_cuts import safe_cuts
 from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
 from ._gc import paused_gc
-from .added_tokens import token_regex
+from .added_tokens import TokenMatcher, find_disallowed, token_regex
 from .patterns import compile_split, resolve_pattern
 from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
@@ -227,6 +227,8 @@ class Tokenizer:
         check_text(text)
         allowed = self.check_special(text, allowed_special, disallowed_special)
         allowed &= set(self.special_tokens)
+        if disallowed_special == "all" and isinstance(self.special_regex(self.special_tokens), TokenMatcher):
+            allowed = set(self.special_tokens)  # HF's scan found none disallowed: take its matches
         return self._encode_around(text, allowed) if allowed else self._encode_text(text)
 
     def _encode_around(self, text: str, tokens: Collection[str]) -> list[int]:
@@ -253,7 +255,8 @@ class Tokenizer:
         """tiktoken's special-token rules: the allowed special tokens, after raising ValueError
         (tiktoken's message) if `text` holds a disallowed one. "all" means every special token;
         `disallowed_special="all"` means every one not allowed; an explicit set wins over allowed.
-        HF's added tokens that are not special (always_matched) are always allowed."""
+        HF's added tokens that are not special (always_matched) are always allowed; with HF's
+        options, a disallowed one counts where HF's scan of them all finds it (find_disallowed)."""
         every = set(self.special_tokens)
         allowed = every if allowed_special == "all" else special_set(allowed_special, "allowed")
         allowed |= self.always_matched
@@ -262,7 +265,7 @@ class Tokenizer:
         else:  # None or empty: no check, as tiktoken's `if disallowed_special:`
             disallowed = special_set(disallowed_special, "disallowed") if disallowed_special else set()
             disallowed -= self.always_matched
-        match = self.special_regex(disallowed).search(text) if disallowed else None
+        match = find_disallowed(self.special_regex, every, disallowed, text) if disallowed else None
         if match:
             raise disallowed_special_error(match.group())
         return allowed
