@@ -30,6 +30,7 @@ from tokenizer.loading import from_hf_json, load_any
 from tokenizer.preparation import CHUNK, SEGMENT, Preparation
 from tokenizer.stats import count_tokens, prefix_tokenizer
 from tokenizer.train import train
+from tokenizer.validate import TokenizerFileError
 from tokenizer.web.incremental import IncrementalEncoder
 
 hf = pytest.importorskip("tokenizers")
@@ -1099,3 +1100,17 @@ def test_encode_s_defaults_raise_or_give_hf_ids_where_hf_s_scan_differs():
     assert ours.encode("a zq<t>", allowed_special="all") == tok.encode("a zq<t>").ids
     with pytest.raises(ValueError, match="'zq<t>'"):
         ours.encode("a zq<t>")
+
+
+@pytest.mark.parametrize("regex", [r"(?i:ss)|\p{L}+|\s+", r"(?i)st|\p{L}+|\s+", r"(?i:a|(?:f)i)|\S"])
+def test_a_case_insensitive_pair_that_a_ligature_folds_to_is_refused(regex):
+    """Oniguruma's case-insensitive "ss" also matches "ß" and "ẞ" ("st" ﬅ and ﬆ, "fi" ﬁ, ...: full
+    case folding), ours does not: "straße" split as "stra", "ß", "e" in HF and whole in ours."""
+    split = pre_tokenizers.Split(hf.Regex(regex), "isolated")
+    pieces = [piece for piece, _ in split.pre_tokenize_str("straße ﬆ ﬁ")]
+    assert "ß" in pieces or "ﬆ" in pieces or "ﬁ" in pieces
+    file = json.loads(bytes_only(pre_tokenizers.Sequence([split, byte_level(False)])).to_str())
+    with pytest.raises(
+        TokenizerFileError, match="case-insensitive letters there also match the one character"
+    ):
+        from_hf_json(file)

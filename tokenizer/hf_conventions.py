@@ -152,3 +152,26 @@ def _ours_class(cls: str) -> str:
             "(HF's regex engine) reads with the joiners U+200C, U+200D: write the characters out"
         )
     return re.sub(r"\\(.)", lambda m: r"\w\u200c\u200d" if m.group(1) == "w" else m.group(), cls)
+
+
+# ASCII letter pairs that some single character case-folds to (Unicode's full folding: ß and ẞ to
+# "ss", ﬅ and ﬆ to "st", the ligatures ﬀ ﬁ ﬂ ﬃ ﬄ): Oniguruma's case-insensitive match of the pair
+# takes that character too, ours does not (non-ASCII ones in (?i) are refused by our engine).
+_FOLDED_PAIRS = re.compile(r"(?i:ss|st|ff|fi|fl)")
+_CASELESS = re.compile(r"\(\?[a-z]*i[a-z-]*([:)])")
+
+
+def multi_char_fold(regex: str) -> str | None:
+    """The first case-insensitive part of `regex` (`(?i:...)`, or all after `(?i)`) where a pair
+    of letters (groups aside) may match one character in Oniguruma: "(?i:ss)" matches "ß"."""
+    for flag in _CASELESS.finditer(regex):
+        start, depth, i = flag.end(), 1, flag.end()
+        while i < len(regex) and (depth or flag.group(1) == ")"):
+            depth += {"(": 1, ")": -1}.get(regex[i], 0) if regex[i - 1] != "\\" else 0
+            if depth == 0 and flag.group(1) == ":":
+                break
+            i += 1
+        part = re.sub(r"\(\?:|[()]", "", regex[start:i])
+        if _FOLDED_PAIRS.search(part):
+            return regex[flag.start() : i + 1][:40]
+    return None

@@ -73,7 +73,12 @@ import re
 from typing import Any, NamedTuple
 
 from .added_tokens import OPTIONS, AddedMatching, hidden_by_dropped
-from .hf_conventions import bytes_to_unicode, regex_from_oniguruma, word_escapes_from_oniguruma
+from .hf_conventions import (
+    bytes_to_unicode,
+    multi_char_fold,
+    regex_from_oniguruma,
+    word_escapes_from_oniguruma,
+)
 from .patterns import NO_SPLIT, PATTERNS
 from .preparation import (
     CHUNK,
@@ -323,7 +328,8 @@ def _split_pattern(step: Any, source: str) -> str:
 def _oniguruma_only(regex: str, anchors: bool = True) -> str | None:
     """The first construct whose meaning is Oniguruma's own: `^` and `$` are line anchors there
     (Ruby syntax: "x$" matches before every newline), `X{1,3}+` is `(?:X{1,3})+` (no possessive),
-    `&&` in a class an intersection and `[` in a class a nested class (literals for us). The
+    `&&` in a class an intersection and `[` in a class a nested class (literals for us), and
+    `(?i:ss)` also matches "ß" (hf_conventions.multi_char_fold). The
     named patterns' `\\s++$` is safe (anchors=False): the possessive run takes every newline."""
     depth, i = 0, 0
     while i < len(regex):
@@ -343,7 +349,11 @@ def _oniguruma_only(regex: str, anchors: bool = True) -> str | None:
         elif ch == "{" and not depth and (interval := re.match(r"\{\d*,?\d*\}\+", regex[i:])):
             return f"{interval.group()!r} (a repeated interval; a possessive one is (?>X{interval.group()[:-1]}))"
         i += 1
-    return None
+    folded = multi_char_fold(regex)
+    return (
+        folded
+        and f"{folded!r} (case-insensitive letters there also match the one character they fold to, 'ß' for 'ss')"
+    )
 
 
 def _added_tokens(
