@@ -924,6 +924,38 @@ def test_added_token_ids_are_the_ones_hf_gives():
             from_hf_json(obj, "bad.json")
 
 
+def test_an_added_token_of_the_vocabulary_takes_no_part_in_hf_s_numbering():
+    """An added token model.vocab has keeps its id there and moves no other: after "<a>" at 500 in
+    model.vocab (259 tokens with it), HF numbers "<x>" 259, not 501. Ours took 501 from the file
+    without a word (and refused 259); and "<x>" written as 260 beside "<a>" at 259 in model.vocab is
+    259 to HF, "<a>"'s own id (HF then never finds "<a>"): refused, as no id can say that."""
+    base = to_hf_json(train("ab ab ab xy xy", 258, pattern="none"))
+    flags = {"special": True, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False}
+
+    def with_added(vocab_id: int, x_id: int) -> dict:
+        model = dict(base["model"], vocab={**base["model"]["vocab"], "<a>": vocab_id})
+        pairs = [("<a>", vocab_id), ("<x>", x_id)]
+        return dict(base, model=model, added_tokens=[{"id": i, "content": c, **flags} for c, i in pairs])
+
+    ok = with_added(500, 259)
+    want = hf.Tokenizer.from_str(json.dumps(ok)).encode("<a><x>", add_special_tokens=False).ids
+    assert from_hf_json(ok, "ok.json").encode("<a><x>", allowed_special="all") == want == [500, 259]
+    bad = with_added(500, 501)
+    assert hf.Tokenizer.from_str(json.dumps(bad)).token_to_id("<x>") == 259
+    with pytest.raises(
+        ValueError, match=r"\('<x>'\) has id 501, but Hugging Face tokenizers gives it id 259"
+    ):
+        from_hf_json(bad, "bad.json")
+    clash = with_added(259, 260)
+    assert hf.Tokenizer.from_str(json.dumps(clash)).token_to_id("<x>") == 259
+    with pytest.raises(
+        ValueError, match=r"\('<x>'\) has id 260, but Hugging Face tokenizers gives it id 259"
+    ):
+        from_hf_json(clash, "bad.json")
+    with pytest.raises(ValueError, match=r"\('<x>'\) has id 259, model.vocab's id of '<a>'"):
+        from_hf_json(with_added(259, 259), "bad.json")
+
+
 def test_a_token_that_no_merge_makes_is_refused():
     """HF joins two tokens only by a listed merge, our encoder whenever their bytes are a token:
     a tokenizer.json without its merges (or missing one) loaded and its ids differed from HF's.

@@ -410,25 +410,27 @@ def _added_tokens(
 
 
 def _check_added_ids(special: dict[str, int], vocab: dict[str, Any], source: str) -> None:
-    """HF does not take an added token's id from the file (it warns "was expected to have ID
-    ... but was given ID ..."): an added token that model.vocab lacks gets model.vocab's size
-    if no added token before it has an id that large, else one past the largest of theirs.
-    A file whose ids say otherwise (a gap, an order of its own, two tokens sharing one id)
-    gave its own ids here and HF's there, without a word: refused, naming HF's id."""
-    largest = -1  # the largest id of the added tokens so far
+    """HF does not take an added token's id from the file (it warns): one that model.vocab lacks
+    gets model.vocab's size, or one past the last such token's; one it has keeps that id and
+    moves no other (`tokenizers` 0.23: after "<a>" at 500 there, "<x>" is its size, not 501). A
+    file that says otherwise gave its own ids here and HF's there, without a word: refused,
+    naming HF's id; so is one where HF's id is a token's of model.vocab (HF never finds that)."""
+    largest, owners = -1, None  # the largest id HF gave an added token that model.vocab lacks
     for i, (token, file_id) in enumerate(special.items()):  # file order: "listed twice" is refused
         if token in vocab:
-            hf_id = file_id  # _ranks checked that model.vocab gives it this id
-        else:
-            hf_id = largest + 1 if largest >= len(vocab) else len(vocab)
-        if file_id != hf_id:
-            raise TokenizerFileError(
-                f"{source}: added_tokens[{i}] ({token!r}) has id {file_id}, but Hugging Face tokenizers "
-                f"gives it id {hf_id} when it loads the file (an added token not in model.vocab takes the "
-                "next id after model.vocab's and the added tokens' before it): set its id to "
-                f"{hf_id}, or load the file in tokenizers and save it again"
+            continue  # _ranks checked that model.vocab gives it the file's id
+        hf_id = largest = max(len(vocab), largest + 1)
+        owners = owners or {token_id: token for token, token_id in vocab.items()}
+        if file_id != hf_id or hf_id in owners:
+            why = (
+                f"model.vocab's id of {owners[hf_id]!r}, where Hugging Face tokenizers puts it (model.vocab's "
+                "size): give the tokens of model.vocab the ids below its size"
+                if file_id == hf_id
+                else f"but Hugging Face tokenizers gives it id {hf_id} when it loads the file (an added token not "
+                "in model.vocab takes the next id after model.vocab's size and the added tokens not in it "
+                f"before it): set its id to {hf_id}, or load the file in tokenizers and save it again"
             )
-        largest = max(largest, hf_id)
+            raise TokenizerFileError(f"{source}: added_tokens[{i}] ({token!r}) has id {file_id}, {why}")
 
 
 def _check_dropped_matches(
