@@ -308,27 +308,33 @@ def test_cli_learn_then_apply(tmp_path, capsys, monkeypatch, taylorswift):
     assert "header" in capsys.readouterr().err
 
 
-def test_cli_apply_splits_stdin_as_apply_bpe_does(tmp_path, capsys, monkeypatch):
-    """apply-bpe reads stdin through io.TextIOWrapper (universal newlines), its files through
-    codecs: `classic apply -c codes < text` split stdin as a file, so "vt\\x0bx" (one word there:
-    "v@@ t@@ \\x0b@@ x") came out as two lines "v@@ t@@ \\x0bx", and "e\\r\\n" kept its \\r."""
+SUBWORD_NMT = "import sys; from subword_nmt.subword_nmt import main; sys.exit(main())"  # its console script
+
+
+def test_cli_apply_splits_stdin_as_the_subword_nmt_command_does(tmp_path, capsys, monkeypatch):
+    """The `subword-nmt` command (the README's `= subword-nmt apply-bpe -c codes.txt`, and
+    subword-nmt's own documented usage) wraps stdin in a codecs reader, as its files: lines
+    break as str.splitlines breaks them and keep their \\r. Only the legacy `python -m
+    subword_nmt.apply_bpe` reads stdin with universal newlines, and following it made
+    `classic apply -c codes -s @@ < text` differ from the command: 'v@@ t@@ \\x0b@@ x' where
+    it gives 'v@@ t@@ \\x0bx' for 'vt\\x0bx', and CRLF lines lost their \\r."""
     text = "hello\x00world tab\there\r\nline\u2028sep vt\x0bx ff\x0cx fs\x1cx nel\x85x\rlast \u2029p\n\n end"
     codes = tmp_path / "codes.txt"
     codes.write_text("#version: 0.2\nv t\nh e\nx </w>\ne l\n", encoding="utf-8")
     want = subprocess.run(
-        [sys.executable, "-m", "subword_nmt.apply_bpe", "-c", str(codes)],
+        [sys.executable, "-c", SUBWORD_NMT, "apply-bpe", "-c", str(codes)],
         input=text.encode("utf-8"),
         capture_output=True,
         check=True,
     ).stdout.decode("utf-8")
-    assert "t@@ \x0b@@ x" in want and "\r" not in want
+    assert "t@@ \x0bx" in want and "\r\n" in want
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8"))
     assert main(["classic", "apply", "-c", str(codes), "-s", "@@"]) == 0
     assert capsys.readouterr().out == want
-    source = tmp_path / "in.txt"  # a file is read as codecs reads it, as before
+    source = tmp_path / "in.txt"  # a file is read the same way (subword-nmt's -i: codecs too)
     source.write_bytes(text.encode("utf-8"))
     assert main(["classic", "apply", "-c", str(codes), "-s", "@@", str(source)]) == 0
-    assert capsys.readouterr().out == subword_nmt_apply(codes, text, "@@")
+    assert capsys.readouterr().out == want == subword_nmt_apply(codes, text, "@@")
 
 
 def test_cli_takes_subword_nmts_own_spellings(tmp_path, capsys, monkeypatch, taylorswift):

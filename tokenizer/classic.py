@@ -10,11 +10,12 @@ Where subword-nmt rescans a pruned dict for its maximum, this uses a max-heap wi
 deletion (an entry is trusted only if it still holds the pair's current count) and a
 reverse index pair -> words, so each merge touches only the words that contain the pair.
 
-Lines are split as subword-nmt's command line reads files (`codecs`, i.e.
-`str.splitlines`, which also breaks at \\x0b, \\x0c, \\x1c-\\x1e, \\x85, \\u2028, \\u2029); a
-line is stripped of `\\r`, `\\n` and spaces at both ends and split at single spaces only, so
-tabs and other whitespace stay inside words. apply-bpe reads its stdin otherwise (universal
-newlines, lines end at \\n only): `classic apply` does the same there (stdin_lines).
+Lines are split as the `subword-nmt` command reads its input, files and stdin alike (a
+`codecs` reader, i.e. `str.splitlines`, which also breaks at \\x0b, \\x0c, \\x1c-\\x1e, \\x85,
+\\u2028, \\u2029); a line is stripped of `\\r`, `\\n` and spaces at both ends and split at
+single spaces only, so tabs and other whitespace stay inside words. (Only the legacy `python
+-m subword_nmt.apply_bpe` reads stdin otherwise, with universal newlines; the command is what
+subword-nmt documents and what `classic apply` is promised to equal.)
 
 Where subword-nmt departs from its own algorithm, it is followed: its merge step is a
 regex over the space-joined word whose `(?<!\\S)`/`(?!\\S)` guards also fire next to a tab
@@ -410,24 +411,11 @@ class Segmenter:
             out += line[-trailing:]
         return out
 
-    def apply(self, text: str, *, from_stdin: bool = False) -> str:
-        lines = stdin_lines(text) if from_stdin else text.splitlines(keepends=True)
-        return "".join(self.apply_line(line) for line in lines)
+    def apply(self, text: str) -> str:
+        return "".join(self.apply_line(line) for line in text.splitlines(keepends=True))
 
 
-def apply(
-    text: str, merges: Iterable[Pair], separator: str | None = None, *, from_stdin: bool = False
-) -> str:
+def apply(text: str, merges: Iterable[Pair], separator: str | None = None) -> str:
     """Segment `text` with `merges`; `separator="@@"` gives subword-nmt's default output,
-    None (or "") leaves the units of a word separated by spaces only. `from_stdin`: split the
-    lines as apply-bpe splits its stdin (stdin_lines), not as it splits a file."""
-    return Segmenter(merges, separator).apply(text, from_stdin=from_stdin)
-
-
-def stdin_lines(text: str) -> list[str]:
-    """The lines of `text` as subword-nmt's apply-bpe reads stdin: through io.TextIOWrapper
-    (universal newlines), not codecs as its files, so \\r\\n and \\r become \\n and only \\n
-    ends a line (\\x0b, \\x0c, \\x1c-\\x1e, \\x85, \\u2028, \\u2029 stay inside words, as the
-    separator shows: 'vt\\x0bx' is one word there, two lines with splitlines)."""
-    parts = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    None (or "") leaves the units of a word separated by spaces only."""
+    return Segmenter(merges, separator).apply(text)

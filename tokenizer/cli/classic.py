@@ -45,7 +45,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     if not to_stdout:
         check_output(args.output, inputs=[args.input, args.codes])
     merges = parse_codes(read_utf8(args.codes), str(args.codes))
-    result = apply(read_utf8(args.input), merges, args.separator, from_stdin=args.input == STDIO)
+    result = apply(read_utf8(args.input), merges, args.separator)
     if to_stdout:
         sys.stdout.write(result)
     else:
