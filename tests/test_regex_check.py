@@ -226,3 +226,36 @@ def test_any_source_is_a_value_error_or_passes(source):
     else:
         assert isinstance(warnings, list)
     assert time.perf_counter() - started < CHECK_SECONDS, source
+
+
+class _Starved:
+    """A compiled regex on a machine too busy to run us for a while: the first try of the first
+    long run sleeps through its whole timeout (wall time passes, no CPU time is spent) and
+    reports a timeout, as the `regex` package does when the process was not scheduled; every
+    other try runs."""
+
+    __module__ = "regex"  # what regex_check takes for a regex it can stop
+
+    def __init__(self, compiled) -> None:
+        self.compiled, self.starved = compiled, False
+
+    def findall(self, text, timeout=None):
+        if len(text) > 1000 and not self.starved:
+            self.starved = True
+            time.sleep(timeout + 0.01)
+            raise TimeoutError("regex timed out")
+        return self.compiled.findall(text, timeout=timeout)
+
+
+def test_a_busy_machine_does_not_refuse_a_linear_regex(monkeypatch):
+    r"""The probes' budgets were wall-clock time: on a loaded machine (the fuzzers at nice, load
+    4 on 2 cores) `\X`, whose probes need ~0.04 s, was refused 5 times in a run as 'backtracks on
+    long runs: 20,000 'a' in a row took over 1.0 s', by train(regex=) and by Tokenizer.load of a
+    saved tokenizer. Only CPU time spent matching counts now; a slow regex is still refused."""
+    if not patterns.regex_importable():
+        pytest.skip("only the regex package can stop a match")
+    real = regex_check._checked_splitter
+    monkeypatch.setattr(regex_check, "_checked_splitter", lambda *a: _Starved(real(*a)))
+    assert check_split_regex(r"\X", sample="some text, 日本語 🙂\n" * 100) == []
+    with pytest.raises(ValueError, match="backtracks on long runs"):
+        check_split_regex(r"\w*\w*x|\s+|\S")  # cubic: it spends the CPU budget, and is refused

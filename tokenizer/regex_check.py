@@ -78,6 +78,10 @@ LONG_PROBE_SECONDS = 1.0
 # seconds for matching the sample (the built-in patterns take ~0.015 s on MAX_SAMPLE_CHARS): a
 # regex that needs longer backtracks on this text, and the whole corpus would take forever.
 SAMPLE_SECONDS = 5.0
+# The long probes' and the sample's budgets are CPU time (_CpuBudget), spent within this many
+# times as much wall time (more would keep a refusal waiting on a busy machine).
+STARVED_FACTOR = 2
+RAN_SHARE = 0.8  # a timed-out try that had the CPU this share of its timeout was not starved
 
 
 def check_split_regex(source: str, *, sample: str | None = None) -> list[str]:
@@ -249,13 +253,52 @@ def _can_stop(splitter) -> bool:
     return type(splitter).__module__ in ("_regex", "regex")
 
 
-def _bounded_findall(splitter, text: str, seconds: float) -> list[str] | None:
+def _wall_bounded_findall(splitter, text: str, seconds: float) -> list[str] | None:
     """splitter.findall(text), or None when it takes longer than `seconds` (see _can_stop)."""
     if not _can_stop(splitter):
         return splitter.findall(text)
     try:
         return splitter.findall(text, timeout=max(seconds, 0.001))
     except TimeoutError:
+        return None
+
+
+def _bounded_findall(splitter, text: str, seconds: float) -> list[str] | None:
+    """splitter.findall(text), or None when it needs more than `seconds` of CPU (see _can_stop)."""
+    return _CpuBudget(seconds).findall(splitter, text)
+
+
+class _CpuBudget:
+    """Seconds of this thread's CPU time for a series of matches, within STARVED_FACTOR times
+    as much wall-clock time.
+
+    The `regex` package stops a match after a wall-clock timeout, but on a busy machine wall
+    time says little: with the process niced at load 4 on 2 cores, `\\X` (whose long probes
+    need ~0.2 s of CPU with a timeout set) was refused now and then as taking over a second, by
+    train(regex=) and by the load of a saved tokenizer. So a match that timed out having had the CPU for less than RAN_SHARE of its timeout (the
+    machine did not run us) is tried again from the start; a finished match is charged the
+    CPU time it spent. A slow regex uses its budget in the first try on an idle machine and is
+    refused as before; the wall-clock bound keeps a refusal on a busy one within twice the budget.
+    (The short probes keep a wall-clock budget: they need microseconds, not a tenth of it.)"""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+        self.wall_end = time.monotonic() + STARVED_FACTOR * seconds
+
+    def findall(self, splitter, text: str) -> list[str] | None:
+        if not _can_stop(splitter):
+            return splitter.findall(text)
+        while (wall := self.wall_end - time.monotonic()) > 0 and self.left > 0:
+            timeout = max(min(self.left, wall), 0.001)
+            started = time.thread_time()
+            try:
+                found = splitter.findall(text, timeout=timeout)
+            except TimeoutError:
+                if time.thread_time() - started >= RAN_SHARE * timeout:
+                    return None  # it had the machine and did not finish: the regex is slow
+                continue  # the machine did not run us: the same try again, from the start
+            self.left -= time.thread_time() - started
+            return found
         return None
 
 
@@ -268,13 +311,13 @@ def _check_backtracking(source: str, splitter) -> None:
     # literal the match needs is in the text (else `regex` fails at once without trying), but
     # not where the run ends.
     tail = "\0" + "".join(kinds)
-    deadline = time.monotonic() + PROBE_SECONDS
+    deadline = time.monotonic() + PROBE_SECONDS  # wall time: these runs take microseconds
     few = literals[:MAX_PAIR_LITERALS]
     pairs = [a + b for a in few for b in few if a != b]
     units = [*kinds, *pairs]
     runs = [unit * (PROBE_CHARS // len(unit)) + tail for unit in units]
     for unit, run in zip(units, runs, strict=True):
-        if _bounded_findall(splitter, run, deadline - time.monotonic()) is None:
+        if _wall_bounded_findall(splitter, run, deadline - time.monotonic()) is None:
             raise _backtracks(source, unit)
     # The same runs with the stdlib `re` translation, which the page runs and which backtracks
     # differently ((?:a+)+b: at once in `regex`, exponential in `re`), in a child process.
@@ -282,12 +325,12 @@ def _check_backtracking(source: str, splitter) -> None:
     if overrun is not None:
         engine = " in Python's re (the engine the page's encoder runs)"
         raise _backtracks(source, units[overrun], engine, RE_PROBE_SECONDS)
-    deadline = time.monotonic() + LONG_PROBE_SECONDS
+    budget = _CpuBudget(LONG_PROBE_SECONDS)
     spent: dict[str, float] = {}  # the slowest run is named, not the one the budget ran out on
     for unit in PROBE_KINDS:
-        started = time.monotonic()
-        done = _bounded_findall(splitter, unit * LONG_PROBE_CHARS + tail, deadline - started)
-        spent[unit] = time.monotonic() - started
+        before = budget.left
+        done = budget.findall(splitter, unit * LONG_PROBE_CHARS + tail)
+        spent[unit] = before - budget.left
         if done is None:
             raise _grows(source, max(spent, key=spent.__getitem__))
 
