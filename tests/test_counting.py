@@ -15,9 +15,12 @@ from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
 from tokenizer import counting, streaming
+from tokenizer.cli import main as cli_main
+from tokenizer.core import Tokenizer
 from tokenizer.counting import count_chunks, load_counts, save_counts
 from tokenizer.patterns import compile_pattern
 from tokenizer.tables import MAX_HEADER_CHARS
+from tokenizer.train import train
 
 SPLIT_PATTERNS = ["gpt2", "gpt4", "o200k", r"\w+|[^\w\s]+|\s+(?!\S)|\s+$", r"\p{L}+|\p{N}"]
 
@@ -396,3 +399,24 @@ def test_a_count_table_with_a_damaged_byte_is_a_value_error_naming_it(tmp_path):
             load_counts(damaged)
         errors.add("corrupt count table" in str(caught.value) or "line" in str(caught.value))
     assert errors == {True}
+
+
+def test_cli_count_takes_a_custom_regex_as_train_does(tmp_path, capsys):
+    """`train --regex R` is how a custom split is given (the README: --pattern takes a name only),
+    but `count FILE --regex R -o c` failed with 'unrecognized arguments: --regex' (exit 2): count
+    knew only --pattern, where a regex was read as one. Both spellings now count the same table."""
+    src = tmp_path / "swift.txt"
+    src.write_text((CORPORA / "taylorswift.txt").read_text(encoding="utf-8")[:20_000], encoding="utf-8")
+    regex = r"\p{L}+|\p{N}+|\s+|\S"
+    table = tmp_path / "swift.counts"
+    assert cli_main(["count", str(src), "--regex", regex, "-q", "-o", str(table)]) == 0
+    out = tmp_path / "swift"
+    assert (
+        cli_main(["train", "--counts", str(table), "--regex", regex, "-v", "300", "-q", "-o", str(out)]) == 0
+    )
+    assert Tokenizer.load(out).merges == train(src.read_text(), 300, regex=regex).merges
+    assert cli_main(["count", str(src), "--pattern", regex, "-q", "-o", str(tmp_path / "old.counts")]) == 0
+    assert load_counts(tmp_path / "old.counts")[0] == load_counts(table)[0]
+    capsys.readouterr()
+    assert cli_main(["count", str(src), "--pattern", "gpt2", "--regex", regex, "-o", str(table)]) == 2
+    assert "not both" in capsys.readouterr().err

@@ -31,7 +31,11 @@ def cmd_count(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
-    pattern = DEFAULT_PATTERN if args.pattern is None else args.pattern
+    if args.pattern is not None and args.regex is not None:
+        raise ValueError("give --pattern NAME or --regex REGEX, not both")
+    if args.regex is not None and (args.regex in PATTERNS or args.regex == NO_SPLIT):
+        raise ValueError(f"--regex {args.regex!r} is a pattern name: give it as --pattern {args.regex}")
+    pattern = args.regex or (DEFAULT_PATTERN if args.pattern is None else args.pattern)
     if pattern not in PATTERNS and pattern != NO_SPLIT and looks_like_a_name(pattern):
         # 'gpt5', 'GPT4' counted as a regex matching that word only: an empty table, exit 0
         raise ValueError(
@@ -69,6 +73,8 @@ def add_commands(subparsers) -> None:
     p = subparsers.add_parser("count", help="count the regex chunks of files into a count table")
     p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files, quoted globs, or - for stdin")
     p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
+    # train's spelling of a custom split (train --counts then takes the same --regex)
+    p.add_argument("--regex", help="a custom split regex instead of --pattern, as train --regex")
     p.add_argument("--workers", "-j", type=int, help="processes (default: all cores for big inputs)")
     p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")
     p.add_argument(
