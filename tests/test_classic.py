@@ -45,9 +45,9 @@ def subword_nmt_learn(text: str, num_symbols: int, **kwargs) -> list[tuple[str, 
     return [tuple(line.split(" ")) for line in lines if line]
 
 
-def subword_nmt_apply(codes_path: Path, text: str, separator: str) -> str:
+def subword_nmt_apply(codes_path: Path, text: str, separator: str, merges: int = -1) -> str:
     with codecs.open(str(codes_path), encoding="utf-8") as codes:
-        bpe = apply_bpe.BPE(codes, separator=separator)
+        bpe = apply_bpe.BPE(codes, merges=merges, separator=separator)
     return "".join(bpe.process_line(line) for line in text.splitlines(keepends=True))
 
 
@@ -301,8 +301,15 @@ def test_cli_learn_then_apply(tmp_path, capsys, monkeypatch, taylorswift):
     assert capsys.readouterr().out == subword_nmt_apply(codes, sample, "@@")
 
     out = tmp_path / "out.txt"
-    assert main(["classic", "apply", "--codes", str(codes), str(source), "-o", str(out)]) == 0
+    assert main(["classic", "apply", "--codes", str(codes), str(source), "-o", str(out), "-s", ""]) == 0
     assert out.read_text(encoding="utf-8") == classic.apply(taylorswift, classic.read_codes(codes))
+    # subword-nmt's default separator is @@: `apply-bpe -c codes < in` runs unchanged (it gave
+    # the units without any mark, silently other output)
+    assert main(["classic", "apply", "--codes", str(codes), str(source), "-o", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == subword_nmt_apply(codes, taylorswift, "@@")
+    for m in (0, 1, 37, 499, 500, 10_000, -1, -5):  # apply-bpe's -m: the first m merges (-1: all)
+        assert main(["classic", "apply", "-c", str(codes), str(source), "-o", str(out), "-m", str(m)]) == 0
+        assert out.read_text(encoding="utf-8") == subword_nmt_apply(codes, taylorswift, "@@", merges=m), m
 
     assert main(["classic", "apply", "--codes", str(source), str(source)]) == 2
     assert "header" in capsys.readouterr().err

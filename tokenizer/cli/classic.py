@@ -34,6 +34,9 @@ def cmd_learn(args: argparse.Namespace) -> int:
     return 0
 
 
+ALL_MERGES = -1  # apply's --merges default, as subword-nmt's apply-bpe -m: every merge of the codes
+
+
 def cmd_apply(args: argparse.Namespace) -> int:
     if args.input_option is not None:
         if args.input != STDIO:
@@ -45,6 +48,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
     if not to_stdout:
         check_output(args.output, inputs=[args.input, args.codes])
     merges = parse_codes(read_utf8(args.codes), str(args.codes))
+    if args.merges != ALL_MERGES:  # subword-nmt's -m: the first N merges (below -1: none)
+        merges = merges[: max(args.merges, 0)]
     result = apply(read_utf8(args.input), merges, args.separator)
     if to_stdout:
         sys.stdout.write(result)
@@ -80,6 +85,14 @@ def add_commands(subparsers) -> None:
     )
     p.add_argument("--input", "-i", dest="input_option", default=None, help="the same as INPUT")
     p.add_argument("--codes", "-c", required=True, help="codes file (subword-nmt format, version 0.2)")
-    p.add_argument("--separator", "-s", default=None, help="mark non-final units, e.g. @@ (default: none)")
+    p.add_argument(
+        "--separator",
+        "-s",
+        default="@@",
+        help="marks each non-final unit of a word (default @@, as subword-nmt; '' for none)",
+    )
+    p.add_argument(
+        "--merges", "-m", type=int, default=ALL_MERGES, help="apply only the first N merges (default -1: all)"
+    )
     p.add_argument("--output", "-o", default=None, help="output file ('-' or none: stdout)")
     p.set_defaults(func=cmd_apply)
