@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.helpers import corpus_text
 from tests.strategies import tie_heavy_texts
-from tokenizer import get_encoding, hf_import, patterns
+from tokenizer import get_encoding, hf_added, hf_import, patterns
 from tokenizer._unicode import parse_ranges
 from tokenizer.added_tokens import AddedMatching
 from tokenizer.audit import audit
@@ -799,11 +799,11 @@ def test_too_many_single_word_tokens_beside_vocabulary_tokens_are_refused(monkey
     for i in range(40):
         vocab[f"<v{i}>"] = 256 + i
         added.append({"id": 256 + i, "content": f"<v{i}>", "special": True})
-        # id 296 + i: the id HF gives it after model.vocab's 296 tokens (_check_added_ids)
+        # id 296 + i: the id HF gives it after model.vocab's 296 tokens (hf_added.check_added_ids)
         added.append({"id": 296 + i, "content": f"[w{i}]", "single_word": True, "special": True})
     obj["added_tokens"] = added
     assert from_hf_json(obj, "ok.json").preparation.added.single_word == {f"[w{i}]" for i in range(40)}
-    monkeypatch.setattr(hf_import, "MAX_DROPPED_CHECKS", 1000)  # 190 characters x 40 tokens: 7,600
+    monkeypatch.setattr(hf_added, "MAX_DROPPED_CHECKS", 1000)  # 190 characters x 40 tokens: 7,600
     with pytest.raises(
         ValueError, match=r"^bad.json: added_tokens with 40 single_word tokens beside 40 of model.vocab"
     ):
@@ -861,7 +861,7 @@ def test_many_tokens_of_both_kinds_take_two_passes_without_comparing_them(traine
     obj = json.loads(tok.to_str())
     few = from_hf_json(obj, "few.json").preparation  # 900 pairs, none overlapping: one pass
     assert not few.added.first  # the [t..] tokens are not special: only `not_special` is kept
-    monkeypatch.setattr(hf_import, "MAX_PASS_CHECKS", 800)
+    monkeypatch.setattr(hf_added, "MAX_PASS_CHECKS", 800)
     ours = from_hf_json(obj, "many.json")
     assert ours.preparation.added.first >= {f"<s{i}>" for i in range(30)}
     texts = ["a<s1>[t2]b", "<s29>[t0]<s0> x[t29]", "[t1<s1>]"]

@@ -72,7 +72,8 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from .added_tokens import OPTIONS, AddedMatching, hidden_by_dropped
+from ._hf_steps import flag, kind, refuse, sequence_steps
+from .hf_added import check_added_ids, check_added_token_bytes, check_dropped_matches, read_added_tokens
 from .hf_conventions import (
     bytes_to_unicode,
     multi_char_fold,
@@ -85,12 +86,11 @@ from .preparation import (
     NORMALIZATIONS,
     SEGMENT,
     Preparation,
-    changed_char,
     check_step_count,
     unicode_checked,
 )
 from .regex_check import check_hf_split_regex
-from .validate import TokenizerFileError, check_id, check_special_count, check_text, check_type
+from .validate import TokenizerFileError, check_id, check_type
 
 IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing", "BertProcessing")
 # HF's Digits splits where Rust's char::is_numeric (categories N*) changes, at the Unicode of the
@@ -100,13 +100,6 @@ IGNORED_POST_PROCESSORS = ("TemplateProcessing", "ByteLevel", "RobertaProcessing
 _NUMERALS = "\\p{N}\U00011de0-\U00011de9\U00016ff4-\U00016ff6"
 _DIGITS = f"[{_NUMERALS}]+|[^{_NUMERALS}]+"
 _DIGIT = f"[{_NUMERALS}]|[^{_NUMERALS}]+"
-# tail-of-a-single_word-token x added-token-of-model.vocab comparisons (_check_dropped_matches): about
-# a second of Python; real files have a few single_word tokens, so a few thousand comparisons
-MAX_DROPPED_CHECKS = 2_000_000
-# normalized=true x normalized=false added-token pairs _passes_matter compares; past it the two
-# passes are taken without looking (exact either way, only slower): Llama 3's 256 specials are all
-# normalized=false (no pairs), and a hostile file of 32,768 of each would take hours
-MAX_PASS_CHECKS = 1_000_000
 
 
 class HfTokenizer(NamedTuple):
@@ -129,16 +122,16 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
     _check_truncation_and_padding(obj, source)
     _check_decoder(obj.get("decoder"), source)
     pattern, prefix_space, pre_splits = _pattern(obj.get("pre_tokenizer"), source)
-    special, added = _added_tokens(obj.get("added_tokens"), source, normalizers)
-    _check_added_token_bytes(special, model["vocab"], source)
-    _check_dropped_matches(list(special), added, model["vocab"], source)
+    special, added = read_added_tokens(obj.get("added_tokens"), source, normalizers)
+    check_added_token_bytes(special, model["vocab"], source)
+    check_dropped_matches(list(special), added, model["vocab"], source)
     try:
         preparation = Preparation(normalizers, prefix_space, pre_splits, added or None) or None
     except ValueError as e:  # a Split's regex that our engine cannot compile
         raise TokenizerFileError(f"{source}: pre_tokenizer: {e}") from None
-    chunk_lookup = _flag(model, "ignore_merges", False, source, "model")
+    chunk_lookup = flag(model, "ignore_merges", False, source, "model")
     ranks = _ranks(model, special, source)
-    _check_added_ids(special, model["vocab"], source)
+    check_added_ids(special, model["vocab"], source)
     return HfTokenizer(ranks, pattern, special, preparation, chunk_lookup)
 
 
@@ -147,9 +140,9 @@ def _check_post_processor(post: Any, source: str) -> None:
     is ByteLevel then TemplateProcessing), are ignored; any other is refused."""
     if post is None:
         return
-    for step in _steps(post, "processors", source, "post_processor"):
+    for step in sequence_steps(post, "processors", source, "post_processor"):
         if not isinstance(step, dict) or step.get("type") not in IGNORED_POST_PROCESSORS:
-            _refuse(source, "post_processor", _kind(step))
+            refuse(source, "post_processor", kind(step))
 
 
 def _check_truncation_and_padding(obj: dict[str, Any], source: str) -> None:
@@ -159,7 +152,7 @@ def _check_truncation_and_padding(obj: dict[str, Any], source: str) -> None:
     truncation, padding = obj.get("truncation"), obj.get("padding")
     if truncation is not None:
         length = truncation.get("max_length") if isinstance(truncation, dict) else None
-        _refuse(
+        refuse(
             source,
             "truncation",
             f"(max_length {length!r})",
@@ -170,7 +163,7 @@ def _check_truncation_and_padding(obj: dict[str, Any], source: str) -> None:
     longest = isinstance(padding, dict) and padding.get("strategy") == "BatchLongest"
     if not longest or padding.get("pad_to_multiple_of") is not None:
         strategy = padding.get("strategy") if isinstance(padding, dict) else padding
-        _refuse(
+        refuse(
             source,
             "padding",
             repr(strategy)[:40],
@@ -184,58 +177,29 @@ def _check_decoder(decoder: Any, source: str) -> None:
     so it is refused. None is loaded (module docstring)."""
     if decoder is None:
         return
-    steps = _steps(decoder, "decoders", source, "decoder")
+    steps = sequence_steps(decoder, "decoders", source, "decoder")
     kinds = [step.get("type") if isinstance(step, dict) else None for step in steps]
     if kinds != ["ByteLevel"]:
-        _refuse(
+        refuse(
             source,
             "decoder",
-            ", ".join(_kind(step) for step in steps) or "Sequence []",
+            ", ".join(kind(step) for step in steps) or "Sequence []",
             "HF's decode would give other text than the tokens' bytes (only ByteLevel's are)",
         )
 
 
-def _steps(step: Any, key: str, source: str, where: str) -> list[Any]:
-    """The steps of a `Sequence` (its list under `key`), or the step itself as the only one."""
-    if not (isinstance(step, dict) and step.get("type") == "Sequence"):
-        return [step]
-    steps = step.get(key)
-    if not isinstance(steps, list):
-        _refuse(source, where, _kind(step))
-    return steps
-
-
-def _refuse(source: str, where: str, what: str, why: str = "") -> None:
-    raise TokenizerFileError(
-        f"{source}: {where} {what} is not supported{': ' + why if why else ''}; only byte-level BPE "
-        "files whose every step our tokenizer reproduces exactly are loaded (see tokenizer/hf_import.py)"
-    )
-
-
-def _flag(step: dict[str, Any], key: str, default: bool, source: str, where: str) -> bool:
-    """A true/false option: HF refuses any other value, where Python's truth read "false" as true."""
-    value = step.get(key, default)
-    if not isinstance(value, bool):
-        raise TokenizerFileError(f"{source}: {where}.{key} is {repr(value)[:40]}; it must be true or false")
-    return value
-
-
-def _kind(step: Any) -> str:
-    return repr(step.get("type")) if isinstance(step, dict) else repr(step)[:40]
-
-
 def _model(model: Any, source: str) -> dict[str, Any]:
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE":
-        _refuse(source, "model", _kind(model), "only BPE models are")
+        refuse(source, "model", kind(model), "only BPE models are")
     if "vocab" not in model:  # it said "model 'BPE' is not supported: only BPE models are"
         raise TokenizerFileError(f"{source}: model has no 'vocab' (an object mapping tokens to ids)")
-    if _flag(model, "byte_fallback", False, source, "model"):
-        _refuse(source, "model option", "byte_fallback", "a byte-level BPE has every byte already")
+    if flag(model, "byte_fallback", False, source, "model"):
+        refuse(source, "model option", "byte_fallback", "a byte-level BPE has every byte already")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
-            _refuse(source, f"model option {key}", repr(model[key]))
+            refuse(source, f"model option {key}", repr(model[key]))
     if model.get("dropout") not in (None, 0, 0.0):
-        _refuse(source, "model option dropout", repr(model["dropout"]), "BPE dropout is random")
+        refuse(source, "model option dropout", repr(model["dropout"]), "BPE dropout is random")
     check_type(model["vocab"], dict, source, "model.vocab", "an object mapping tokens to ids")
     return model
 
@@ -244,19 +208,19 @@ def _normalizers(normalizer: Any, source: str) -> tuple[str, ...]:
     """The Unicode normalizations a normalizer (or a Sequence of them) applies, in order."""
     if normalizer is None:
         return ()
-    steps = _steps(normalizer, "normalizers", source, "normalizer")
+    steps = sequence_steps(normalizer, "normalizers", source, "normalizer")
     check_step_count(len(steps), source, "normalizer")
     forms = tuple(step.get("type") if isinstance(step, dict) else None for step in steps)
-    others = [_kind(step) for step, form in zip(steps, forms, strict=True) if form not in NORMALIZATIONS]
+    others = [kind(step) for step, form in zip(steps, forms, strict=True) if form not in NORMALIZATIONS]
     if others:
-        _refuse(
+        refuse(
             source,
             "normalizer",
             ", ".join(others),
             f"it changes the text in a way not reproduced here (only {', '.join(NORMALIZATIONS)} are)",
         )
     if forms and not unicode_checked():
-        _refuse(
+        refuse(
             source,
             "normalizer",
             ", ".join(forms),
@@ -271,23 +235,23 @@ def _pattern(pre: Any, source: str) -> tuple[str, str | None, tuple[str, ...]]:
     (None without add_prefix_space) and the patterns of the splitting steps before it, in order
     (preparation.py; see the module docstring)."""
     if pre is None:
-        _refuse(source, "pre_tokenizer", "None", "without ByteLevel the vocabulary is not byte-level")
-    steps = _steps(pre, "pretokenizers", source, "pre_tokenizer")
+        refuse(source, "pre_tokenizer", "None", "without ByteLevel the vocabulary is not byte-level")
+    steps = sequence_steps(pre, "pretokenizers", source, "pre_tokenizer")
     if not steps:
-        _refuse(source, "pre_tokenizer", _kind(pre))
+        refuse(source, "pre_tokenizer", kind(pre))
     check_step_count(len(steps) - 1, source, "pre_tokenizer")  # the splits before ByteLevel
     *splits, last = steps
     if not isinstance(last, dict) or last.get("type") != "ByteLevel":
-        _refuse(source, "pre_tokenizer", _kind(last), "the last step must be ByteLevel")
+        refuse(source, "pre_tokenizer", kind(last), "the last step must be ByteLevel")
     patterns = [_split_pattern(step, source) for step in splits]
-    use_regex = _flag(last, "use_regex", True, source, "pre_tokenizer ByteLevel")
+    use_regex = flag(last, "use_regex", True, source, "pre_tokenizer ByteLevel")
     if use_regex:
         patterns.append("gpt2")
     # The last split is our pattern; the steps before it split first (preparation.py's pre_splits).
     # ByteLevel's space goes before each piece its own split gets (or the segment), else
     # before each chunk of the Split before it.
     prefix_space = None
-    if _flag(last, "add_prefix_space", True, source, "pre_tokenizer ByteLevel"):
+    if flag(last, "add_prefix_space", True, source, "pre_tokenizer ByteLevel"):
         prefix_space = CHUNK if splits and not use_regex else SEGMENT
     return (patterns[-1] if patterns else NO_SPLIT), prefix_space, tuple(patterns[:-1])
 
@@ -297,7 +261,7 @@ def _split_pattern(step: Any, source: str) -> str:
     if kind == "Digits":
         return _DIGIT if step.get("individual_digits") else _DIGITS
     if kind != "Split":
-        _refuse(source, "pre_tokenizer", _kind(step))
+        refuse(source, "pre_tokenizer", kind(step))
     spec = step.get("pattern")
     if isinstance(spec, dict) and isinstance(spec.get("Regex"), str) and spec["Regex"]:
         regex = regex_from_oniguruma(spec["Regex"])
@@ -305,7 +269,7 @@ def _split_pattern(step: Any, source: str) -> str:
         # and read as "unbalanced parenthesis" by our engine, which said "fix the syntax".
         construct = _oniguruma_only(spec["Regex"], anchors=regex not in PATTERNS.values())
         if construct:
-            _refuse(source, "pre_tokenizer Split regex with", construct, "Oniguruma gives it another meaning")
+            refuse(source, "pre_tokenizer Split regex with", construct, "Oniguruma gives it another meaning")
         try:
             regex = word_escapes_from_oniguruma(regex)  # \w is another set there ("²", not ZWJ)
             check_hf_split_regex(regex)
@@ -314,14 +278,14 @@ def _split_pattern(step: Any, source: str) -> str:
     elif isinstance(spec, dict) and isinstance(spec.get("String"), str) and spec["String"]:
         regex = re.escape(spec["String"])
     else:
-        _refuse(source, "pre_tokenizer Split pattern", repr(spec)[:60])
-    behavior, invert = step.get("behavior"), _flag(step, "invert", False, source, "pre_tokenizer Split")
+        refuse(source, "pre_tokenizer Split pattern", repr(spec)[:60])
+    behavior, invert = step.get("behavior"), flag(step, "invert", False, source, "pre_tokenizer Split")
     if behavior == "Removed" and invert:
         return regex  # keeps the matches only: findall
     if behavior == "Isolated" and not invert:
         named = next((name for name, r in PATTERNS.items() if r == regex), None)
         return named or f"(?:{regex})|(?:(?!(?:{regex}))[\\s\\S])+"
-    _refuse(source, "pre_tokenizer Split with", f"behavior={behavior!r}, invert={invert}")
+    refuse(source, "pre_tokenizer Split with", f"behavior={behavior!r}, invert={invert}")
     raise AssertionError  # _refuse always raises
 
 
@@ -356,162 +320,6 @@ def _oniguruma_only(regex: str, anchors: bool = True) -> str | None:
     )
 
 
-def _added_tokens(
-    added: Any, source: str, normalizers: tuple[str, ...]
-) -> tuple[dict[str, int], AddedMatching]:
-    """The added tokens' ids, and HF's options for finding them (added_tokens.py)."""
-    if added is not None:
-        check_type(added, list, source, "added_tokens", 'a list of {"content": ..., "id": ...} objects')
-        check_special_count(len(added), source, "added_tokens")
-    special: dict[str, int] = {}
-    first: list[str] = []  # normalized=false: HF finds these first, then the others between them
-    not_special: list[str] = []  # special=false: HF matches them in any text
-    options: dict[str, list[str]] = {option: [] for option in OPTIONS}
-    for i, token in enumerate(added or []):
-        where = f"{source}: added_tokens[{i}]"
-        if not isinstance(token, dict) or not isinstance(token.get("content"), str) or not token["content"]:
-            raise TokenizerFileError(f"{where}: needs a non-empty string 'content' and an 'id'")
-        check_text(token["content"], f"{where} ({token['content']!r})")
-        special_flag = _flag(token, "special", False, source, f"added_tokens[{i}]")
-        if not special_flag:
-            not_special.append(token["content"])
-        normalized = _flag(token, "normalized", not special_flag, source, f"added_tokens[{i}]")
-        if not normalized:
-            first.append(token["content"])
-        flags = [option for option in OPTIONS if _flag(token, option, False, source, f"added_tokens[{i}]")]
-        if flags and normalized and normalizers:
-            _refuse(
-                source,
-                f"added_tokens[{i}] ({token['content']!r}) option",
-                f"{flags[0]}=true with normalized=true and the normalizer {', '.join(normalizers)}",
-                "HF looks at its neighbours in the normalized text, where whitespace and word "
-                "characters may differ; save it with normalized=false",
-            )
-        for option in flags:
-            options[option].append(token["content"])
-        changed = changed_char(normalizers, token["content"]) if normalizers and normalized else None
-        if changed is not None:
-            _refuse(
-                source,
-                f"added_tokens[{i}] ({token['content']!r}) option",
-                f"normalized=true with the normalizer {', '.join(normalizers)}",
-                f"HF looks for it in the normalized text, where {changed!r} may be changed, made or "
-                "joined to a neighbour; save it with normalized=false",
-            )
-        if token["content"] in special:
-            raise TokenizerFileError(f"{where}: {token['content']!r} is listed twice")
-        special[token["content"]] = check_id(token.get("id"), f"{where}.id")
-    not_special_set = frozenset(not_special)
-    if not any(options.values()):  # HF's two passes (added_tokens.py) only where they matter
-        first = first if _passes_matter(list(special), set(first)) else []
-        return special, AddedMatching(first=frozenset(first), not_special=not_special_set)
-    sets = {k: frozenset(v) for k, v in options.items()}
-    return special, AddedMatching(**sets, first=frozenset(first), not_special=not_special_set)
-
-
-def _check_added_ids(special: dict[str, int], vocab: dict[str, Any], source: str) -> None:
-    """HF does not take an added token's id from the file (it warns): one that model.vocab lacks
-    gets model.vocab's size, or one past the last such token's; one it has keeps that id and
-    moves no other (`tokenizers` 0.23: after "<a>" at 500 there, "<x>" is its size, not 501). A
-    file that says otherwise gave its own ids here and HF's there, without a word: refused,
-    naming HF's id; so is one where HF's id is a token's of model.vocab (HF never finds that)."""
-    largest, owners = -1, None  # the largest id HF gave an added token that model.vocab lacks
-    for i, (token, file_id) in enumerate(special.items()):  # file order: "listed twice" is refused
-        if token in vocab:
-            continue  # _ranks checked that model.vocab gives it the file's id
-        hf_id = largest = max(len(vocab), largest + 1)
-        owners = owners or {token_id: token for token, token_id in vocab.items()}
-        if file_id != hf_id or hf_id in owners:
-            why = (
-                f"model.vocab's id of {owners[hf_id]!r}, where Hugging Face tokenizers puts it (model.vocab's "
-                "size): give the tokens of model.vocab the ids below its size"
-                if file_id == hf_id
-                else f"but Hugging Face tokenizers gives it id {hf_id} when it loads the file (an added token not "
-                "in model.vocab takes the next id after model.vocab's size and the added tokens not in it "
-                f"before it): set its id to {hf_id}, or load the file in tokenizers and save it again"
-            )
-            raise TokenizerFileError(f"{source}: added_tokens[{i}] ({token!r}) has id {file_id}, {why}")
-
-
-def _check_dropped_matches(
-    tokens: list[str], matching: AddedMatching, vocab: dict[str, Any], source: str
-) -> None:
-    """A single_word match HF drops is ordinary text to its BPE, and so is any added token that
-    starts inside it (the scan went past its start): where model.vocab also has that token, HF's
-    BPE can give its id there ("cxab", "xa" single_word, "ab": c, x, ab); ours keeps that id for
-    the special token: refused. So is a file with too many such pairs to check (real files have
-    a few single_word tokens; 65,536 of them beside as many tokens took hours)."""
-    in_vocab = [token for token in tokens if token in vocab]
-    work = sum(map(len, matching.single_word)) * len(in_vocab)
-    if work > MAX_DROPPED_CHECKS:
-        _refuse(
-            source,
-            "added_tokens with",
-            f"{len(matching.single_word):,} single_word tokens beside {len(in_vocab):,} of model.vocab",
-            f"checking that HF's BPE makes none of them where a match is dropped takes {work:,} "
-            f"steps, more than the {MAX_DROPPED_CHECKS:,} allowed",
-        )
-    for i, token in enumerate(tokens):
-        if token not in vocab:
-            continue
-        for dropped in matching.single_word:
-            if hidden_by_dropped(token, dropped):
-                _refuse(
-                    source,
-                    f"added_tokens[{i}] ({token!r}), a token of model.vocab (id {vocab[token]}), with",
-                    f"single_word=true on {dropped!r}",
-                    "where HF drops that match (a word character beside it) its BPE can make the first "
-                    "from its bytes, which ours does not; save it without single_word",
-                )
-
-
-def _check_added_token_bytes(special: dict[str, int], vocab: dict[str, Any], source: str) -> None:
-    """HF's ByteLevel decoder reads a token whose every character is in GPT-2's byte alphabet as
-    those bytes, added tokens too: "naïve" decodes as "na\ufffdve" there, and "Ġthe" (also
-    model.vocab's token for b" the") is what HF gives for " the" too. We give an added token its
-    text, so one whose alphabet bytes are not its UTF-8 is refused; so is one that is a single
-    byte of model.vocab (ours needs every byte as an ordinary token)."""
-    to_byte = {ch: b for b, ch in bytes_to_unicode().items()}
-    for i, token in enumerate(special):
-        if not all(ch in to_byte for ch in token):
-            continue  # a space, a CJK character...: HF's decoder gives its UTF-8
-        data = bytes(to_byte[ch] for ch in token)
-        where = f"added_tokens[{i}] ({token!r})"
-        if data != token.encode("utf-8"):
-            also = f", and model.vocab's token for those bytes (id {vocab[token]})" if token in vocab else ""
-            _refuse(
-                source,
-                where,
-                f"as the bytes {data!r}{also}",
-                "every character of it is in the byte-level alphabet, so HF decodes it as those "
-                "bytes, not as its text",
-            )
-        if token in vocab and len(data) == 1:
-            _refuse(
-                source,
-                where,
-                f"as model.vocab's single byte {data!r} (id {vocab[token]})",
-                "our byte-level encoder needs every byte as an ordinary token",
-            )
-
-
-def _passes_matter(tokens: list[str], first: set[str]) -> bool:
-    """HF finds the normalized=false added tokens first and the others only in the text between
-    them; we find all at once (leftmost, then longest) unless told otherwise. The two agree
-    unless a token found later contains one found first, or the two can overlap (an end of one
-    is a start of the other)."""
-    if (len(tokens) - len(first)) * len(first) > MAX_PASS_CHECKS:
-        return True
-    for later in tokens:
-        if later in first:
-            continue
-        for token in first:
-            ends = range(1, min(len(token), len(later)))
-            if token in later or any(later[-k:] == token[:k] or token[-k:] == later[:k] for k in ends):
-                return True
-    return False
-
-
 def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> dict[bytes, int]:
     to_byte = {ch: b for b, ch in bytes_to_unicode().items()}
     special_ids = {token_id: token for token, token_id in special.items()}
@@ -537,7 +345,7 @@ def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> dict[
         try:
             data = bytes(to_byte[ch] for ch in token)
         except KeyError:
-            _refuse(source, "model.vocab token", repr(token), "it is not in the byte-level alphabet")
+            refuse(source, "model.vocab token", repr(token), "it is not in the byte-level alphabet")
         if data in ranks:
             raise TokenizerFileError(f"{source}: model.vocab has the bytes {data!r} twice")
         ranks[data] = rank
@@ -569,7 +377,7 @@ def _check_merge_order(merges: Any, vocab: dict[str, int], source: str) -> set[i
                 f"{source}: model.merges[{i}] makes {merge[0] + merge[1]!r}, which model.vocab lacks"
             )
         if made < last:
-            _refuse(
+            refuse(
                 source,
                 f"model.merges[{i}]",
                 f"{merge!r} (id {made} after id {last})",
