@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import chain
 from typing import Any, Literal
 
@@ -37,19 +37,9 @@ from .validate import TokenizerFileError, check_disjoint
 CACHE_SIZE = 1 << 18  # chunk -> ids entries kept before the cache is cleared (~40 MB at most)
 BATCH_WINDOW = CACHE_SIZE // 2  # chunks whose new ones are merged together (half the cache: all fit)
 SAMPLE_STEP = 32  # every 32nd chunk is looked up to guess whether many are new
-# How far the sample's guess of new bytes must pass the batch's price: the guess overshoots where
-# chunks repeat (1.6x English, 2.0x code, growth exponents 0.86-0.88) and is exact where they do not
-# (0.99-1.03x on random words, letters, Unicode: growth 0.97-1.0). So the margin is ESTIMATE_MARGIN
-# up to a growth of FULL_MARGIN_GROWTH and shrinks geometrically to 1 at a growth of 1.
-ESTIMATE_MARGIN, FULL_MARGIN_GROWTH = 2, 0.9
 NARROW_SIZES_KEPT = (
     64  # byte-value sets whose narrow table size is remembered (each costs up to 0.07 s to find)
 )
-
-
-def estimate_margin(growth: float) -> float:
-    """The sample's margin (ESTIMATE_MARGIN) for a growth exponent of new chunks (0 to 1)."""
-    return float(ESTIMATE_MARGIN ** min((1.0 - growth) / (1.0 - FULL_MARGIN_GROWTH), 1.0))
 
 
 class Tokenizer:
@@ -95,10 +85,8 @@ class Tokenizer:
         self.always_matched: frozenset[str] = (
             preparation.added.not_special if preparation and preparation.added else frozenset()
         )
-        if not self.always_matched <= self.special_tokens.keys():
-            raise ValueError(
-                f"tokenizer {name!r}: added tokens {sorted(self.always_matched - self.special_tokens.keys())[:3]} have no id"
-            )
+        if missing := sorted(self.always_matched - self.special_tokens.keys()):
+            raise ValueError(f"tokenizer {name!r}: added tokens {missing[:3]} have no id")
         self.chunk_lookup = chunk_lookup
         if not chunk_lookup:  # the default path stays the method itself, unchanged
             self._encode_new_chunk = self._merge_new_chunk  # type: ignore[method-assign]
@@ -232,15 +220,22 @@ class Tokenizer:
         return self._encode_around(text, allowed) if allowed else self._encode_text(text)
 
     def _encode_around(self, text: str, tokens: Collection[str]) -> list[int]:
-        """`tokens` found in the text (one scan, special_regex) as their ids, the rest merged."""
+        """`tokens` found in the text as their ids, the rest merged."""
         ids: list[int] = []
+        for before, token in self.segments(text, tokens):
+            ids.extend(self._encode_text(before))
+            if token is not None:
+                ids.append(self.special_tokens[token])
+        return ids
+
+    def segments(self, text: str, tokens: Collection[str]) -> Iterator[tuple[str, str | None]]:
+        """(text before a match, its token) for each of `tokens` found (one scan, special_regex),
+        then (the rest, None): how encode cuts the text around special tokens."""
         start = 0
         for match in self.special_regex(tokens).finditer(text):
-            ids.extend(self._encode_text(text[start : match.start()]))
-            ids.append(self.special_tokens[match.group()])
+            yield text[start : match.start()], match.group()
             start = match.end()
-        ids.extend(self._encode_text(text[start:]))
-        return ids
+        yield text[start:], None
 
     @property
     def special_tokens_set(self) -> set[str]:
@@ -318,8 +313,8 @@ class Tokenizer:
         SAMPLE_STEP-th chunk. Distinct words grow slower than the text (Heaps' law), so the
         distinct new chunks of the sample and of half of it give the growth exponent, and
         the sample's figures are scaled up by it. The guess overshoots (1.6x on English), so
-        it must reach ESTIMATE_MARGIN times the table's price, less where nearly every chunk is
-        new (`estimate_margin`); only speed depends on it."""
+        it must reach _batch.ESTIMATE_MARGIN times the table's price, less where nearly every chunk is
+        new (`_batch.estimate_margin`); only speed depends on it."""
         missed = [chunk for chunk in chunks[::SAMPLE_STEP] if chunk not in cache]
         if len(missed) * SAMPLE_STEP < _batch.BATCH_MIN_CHUNKS:
             return False
@@ -332,7 +327,7 @@ class Tokenizer:
         if not sample:  # every new chunk is a token: nothing to merge
             return False
         growth = min(max(math.log2(len(sample) / max(len(half), 1)), 0.0), 1.0)
-        scale = SAMPLE_STEP**growth / estimate_margin(growth)
+        scale = SAMPLE_STEP**growth / _batch.estimate_margin(growth)
         values = _batch.byte_values(b"".join(sample))
         return self.batch_pays(int(len(sample) * scale), int(sum(map(len, sample)) * scale), values)
 

@@ -59,21 +59,14 @@ def chunk_counts(tok: Tokenizer, texts: Iterable[str]) -> Counter[str]:
     text (`tok.always_matched`) is counted as the 1-tuple (token,): one token wherever it is."""
     chunks: Counter[str] = Counter()
     for text in texts:
-        if tok.always_matched:
-            _count_around_added(tok, well_formed(text), chunks)
-        else:
+        if not tok.always_matched:
             chunks.update(tok.split(well_formed(text)))
+            continue
+        for before, token in tok.segments(well_formed(text), tok.always_matched):  # as encode_ordinary
+            chunks.update(tok.split(before))
+            if token is not None:
+                chunks[(token,)] += 1
     return chunks
-
-
-def _count_around_added(tok: Tokenizer, text: str, chunks: Counter) -> None:
-    """The chunks of the text between the always-matched tokens, as encode_ordinary cuts it."""
-    start = 0
-    for match in tok.special_regex(tok.always_matched).finditer(text):
-        chunks.update(tok.split(text[start : match.start()]))
-        chunks[(match.group(),)] += 1
-        start = match.end()
-    chunks.update(tok.split(text[start:]))
 
 
 def chunk_lengths(
