@@ -241,6 +241,11 @@ class Tokenizer:
     def special_tokens_set(self) -> set[str]:
         return set(self.special_tokens)
 
+    @property
+    def control_tokens(self) -> set[str]:
+        """The special tokens encode may refuse: all but HF's non-special added ones."""
+        return self.special_tokens.keys() - self.always_matched
+
     def check_special(
         self,
         text: str,

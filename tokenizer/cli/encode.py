@@ -39,8 +39,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
 def check_no_special(tok: Tokenizer, text: str) -> None:
     """One line naming the token and the flags that encode it (the library's message is
     tiktoken's four lines about Python arguments: `allowed_special=...`)."""
-    special = tok.special_tokens.keys() - tok.always_matched  # HF's non-special ones are text's
-    match = tok.special_regex(special).search(text) if special else None
+    control = tok.control_tokens
+    match = tok.special_regex(control).search(text) if control else None
     if match:
         raise ValueError(
             f"the text holds the disallowed special token {match.group()!r} at character "

@@ -219,8 +219,7 @@ class IncrementalEncoder:
         as_text = special == "text" or not tok.special_tokens
         matched = tok.always_matched if as_text else tok.special_tokens.keys()  # what cuts the text
         self._special = tok.special_regex(matched) if matched else None
-        # what special="raise" refuses: not HF's non-special added tokens, which are text's own
-        self._control = tok.special_tokens.keys() - tok.always_matched
+        self._control = tok.control_tokens  # what special="raise" refuses
         self._special_ids = frozenset() if as_text else frozenset(map(tok.special_tokens.get, self._control))
         self._allowed = (
             {"allowed_special": set(), "disallowed_special": ()} if as_text else {"allowed_special": "all"}
