@@ -420,3 +420,39 @@ def test_cli_count_takes_a_custom_regex_as_train_does(tmp_path, capsys):
     capsys.readouterr()
     assert cli_main(["count", str(src), "--pattern", "gpt2", "--regex", regex, "-o", str(table)]) == 2
     assert "not both" in capsys.readouterr().err
+
+
+# ----- a str corpus that names a file ---------------------------------------------------------
+
+
+def test_a_str_naming_a_file_warns_at_the_callers_line(tmp_path, monkeypatch):
+    """train("corpus.txt", ...) learns the 10 characters of the name: a warning says so and how
+    to read the file, pointing at the user's line (not at a line inside the package)."""
+    monkeypatch.chdir(tmp_path)
+    Path("corpus.txt").write_text("hello world " * 50)
+    with pytest.warns(UserWarning, match=r"pathlib\.Path\('corpus\.txt'\)") as caught:
+        tok = train("corpus.txt", 260)
+    assert caught[0].filename == __file__
+    assert tok.decode(tok.encode("corpus.txt")) == "corpus.txt"  # still the text, as documented
+    with pytest.warns(UserWarning, match="strs name files") as caught:
+        count_chunks(["corpus.txt", "corpus.txt"])
+    assert caught[0].filename == __file__
+
+
+@pytest.mark.parametrize(
+    "corpus",
+    ["hello world", "corpus.txt\n", ["corpus.txt", "some text"], ["missing.txt"], [], "", "x" * 5000],
+)
+def test_no_warning_for_text_that_names_no_file(corpus, tmp_path, monkeypatch, recwarn):
+    monkeypatch.chdir(tmp_path)
+    Path("corpus.txt").write_text("hello")
+    count_chunks(corpus)
+    assert not [w for w in recwarn if "names a file" in str(w.message) or "name files" in str(w.message)]
+
+
+def test_a_path_corpus_reads_the_file_without_warning(tmp_path, recwarn):
+    path = tmp_path / "corpus.txt"
+    path.write_text("hello world")
+    counts, _ = count_chunks(path)
+    assert counts == {"hello": 1, " world": 1}
+    assert not recwarn.list

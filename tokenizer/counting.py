@@ -15,7 +15,9 @@ span two documents. Pattern "none" makes every document a single chunk.
 from __future__ import annotations
 
 import os
+import sys
 import time
+import warnings
 from collections import _count_elements as _tally  # Counter.update's C loop, on a plain dict
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -94,8 +96,12 @@ RANGE_MAX_BYTES = 1 << 22  # a range's table is held by a worker, then by main: 
 def corpus_documents(corpus: Any) -> tuple[list[Path], Iterable[str] | None]:
     """Classify a corpus: (files, None) or ([], strings).
 
-    A `str` is text, never a path: pass `pathlib.Path` (or a list of them) for files.
+    A `str` is text, never a path: pass `pathlib.Path` (or a list of them) for files. When
+    the strs all name files, a warning says so (file_name_warning).
     """
+    warning = file_name_warning(corpus)
+    if warning:
+        _warn_caller(warning)
     if isinstance(corpus, str):
         return [], [corpus]
     if isinstance(corpus, os.PathLike):
@@ -109,6 +115,52 @@ def corpus_documents(corpus: Any) -> tuple[list[Path], Iterable[str] | None]:
     raise ValueError(
         f"corpus must be a str, a pathlib.Path, a list of paths or an iterable of str, not {type(corpus).__name__}"
     )
+
+
+FILE_NAME_MAX_CHARS = 4096  # PATH_MAX on Linux: a longer str cannot name a file
+FILE_NAMES_CHECKED = 16  # items of a list looked at (a stat each): a long list costs no more
+
+
+def file_name_warning(corpus: Any) -> str | None:
+    """A warning when a text corpus looks like file names: `train("corpus.txt", ...)` reads
+    the str as the text itself and would learn the characters of the name, which is never what
+    was meant when a file of that name exists. A str, or a list or tuple of them, whose every
+    item checked (the first FILE_NAMES_CHECKED) is one line naming an existing file."""
+    if isinstance(corpus, str):
+        names = [corpus]
+    elif isinstance(corpus, (list, tuple)) and corpus:
+        names = list(corpus[:FILE_NAMES_CHECKED])
+    else:
+        return None
+    if not all(isinstance(name, str) and _names_file(name) for name in names):
+        return None
+    if isinstance(corpus, str):
+        return (
+            f"the corpus str {corpus!r} names a file, but a str is read as the text itself: this "
+            f"learns the characters of the name, not the file. To read the file, pass "
+            f"pathlib.Path({corpus!r})."
+        )
+    return (
+        f"the corpus's strs name files ({names[0]!r}, ...), but each str is read as a text itself: "
+        f"this learns the characters of the names, not the files. To read the files, pass "
+        f"pathlib.Path objects (e.g. [Path(name) for name in names])."
+    )
+
+
+def _names_file(name: str) -> bool:
+    if not 0 < len(name) <= FILE_NAME_MAX_CHARS or "\n" in name:
+        return False
+    return os.path.isfile(name)  # False for a name with NUL, or one the system refuses
+
+
+def _warn_caller(message: str) -> None:
+    """warnings.warn pointing at the first caller outside this package (what Python 3.12's
+    skip_file_prefixes does), so train() and count_chunks() both name the user's line."""
+    package = os.path.dirname(__file__) + os.sep
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, stacklevel=level)
 
 
 def _existing_file(path: os.PathLike) -> Path:
