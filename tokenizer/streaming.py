@@ -360,11 +360,33 @@ def _next_cut(f, pos: int, stop: int, probe: int = 1 << 20) -> int:
 
 
 def find_cut(data: bytes) -> int:
-    """Index just after a newline preceded by a visible ASCII character and followed by a letter."""
+    """Index of the first cut point in `data` (-1 if none): just after a newline preceded by a
+    visible ASCII character and followed by an ASCII letter, or just before a carriage return
+    that follows an ASCII letter. The second is what CRLF text has (before its "\n" is a "\r",
+    so the first rule never holds there and a Windows file would be counted by one worker).
+
+    Why each cut is a chunk boundary of every named pattern, whatever follows, and why the range
+    ending there gives the whole text's chunks: no alternative takes "\n" before a letter (the
+    letter alternatives' optional prefix excludes "\r\n"), and the newline after a visible
+    character is one whitespace run whether or not text follows it; a letter run ends at "\r"
+    as it ends at the end of the text, and no alternative continues an ASCII letter with "\r".
+    The patterns have no lookbehind, so the range after the cut is split as the whole text."""
+    cut = -1
     i = data.find(b"\n", 1)
     while 0 < i < len(data) - 1:
         before, after = data[i - 1], data[i + 1]
-        if 0x21 <= before <= 0x7E and (0x41 <= after <= 0x5A or 0x61 <= after <= 0x7A):
-            return i + 1
+        if 0x21 <= before <= 0x7E and _is_ascii_letter(after):
+            cut = i + 1
+            break
         i = data.find(b"\n", i + 1)
-    return -1
+    stop = len(data) if cut < 0 else cut - 1  # only a carriage return before the newline's cut
+    i = data.find(b"\r", 1, stop)
+    while i > 0:
+        if _is_ascii_letter(data[i - 1]):
+            return i
+        i = data.find(b"\r", i + 1, stop)
+    return cut
+
+
+def _is_ascii_letter(byte: int) -> bool:
+    return 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
