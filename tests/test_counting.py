@@ -85,6 +85,9 @@ stress_text = st.lists(
             "é",
             "\u00a0",
             "日本",
+            "。",
+            "\u3000",
+            "한국",
             "😀",
             "x\ny",
         ]
@@ -100,6 +103,30 @@ def test_streaming_is_exact_at_any_block_size(text, pattern, block_size, tmp_pat
     path.write_bytes(text.encode("utf-8"))
     got, n = counting.count_range(path, 0, path.stat().st_size, pattern, block_size=block_size)
     assert list(got.items()) == whole_text_counts(text, pattern)
+
+
+def cjk_text() -> str:
+    """The lines of the multilingual corpus that are mostly CJK ideographs (~0.5 MB): a text
+    whose lines seldom start with an ASCII letter."""
+    text = corpus_file("pg_multilingual.txt").read_text(encoding="utf-8")
+    lines = [
+        line for line in text.split("\n") if sum("\u4e00" <= c <= "\u9fff" for c in line) > len(line) / 2
+    ]
+    return "\n".join(lines)
+
+
+def test_cjk_text_is_cut_into_ranges_that_count_as_the_whole(tmp_path):
+    text = cjk_text()
+    path = tmp_path / "cjk.txt"
+    path.write_bytes(text.encode("utf-8"))
+    cuts = counting.range_cuts(path, 8)
+    assert len(cuts) > 6  # without the CJK rule: one range, one worker
+    for pattern in ["gpt2", "gpt4", "o200k"]:
+        total: Counter = Counter()
+        for start, end in zip(cuts, cuts[1:], strict=False):
+            part, _ = counting.count_range(path, start, end, pattern, block_size=5000)
+            total.update(part)
+        assert list(total.items()) == whole_text_counts(text, pattern), pattern
 
 
 @settings(max_examples=300, deadline=None)
@@ -149,10 +176,11 @@ def test_parallel_counts_equal_serial(tmp_path, monkeypatch, min_chunk_count):
     assert list(serial.items()) == [(k, n) for k, n in whole.items() if n >= min_chunk_count]
 
 
-@settings(max_examples=60, deadline=None)
-@given(text=stress_text, probe=st.integers(3, 12), start=st.integers(0, 40))
+@settings(max_examples=200, deadline=None)
+@given(text=stress_text, probe=st.integers(streaming.CUT_CONTEXT + 1, 24), start=st.integers(0, 40))
 def test_cut_search_across_probes_finds_the_first_cut(text, probe, start, tmp_path_factory):
-    """range_cuts reads on past its first probe; the overlapping reads miss no cut point."""
+    """range_cuts reads on past its first probe; the overlapping reads miss no cut point (a rule
+    reads up to 3 bytes either side of a newline: CUT_CONTEXT covers them)."""
     data = text.encode("utf-8")
     path = tmp_path_factory.mktemp("cuts") / "t.txt"
     path.write_bytes(data)

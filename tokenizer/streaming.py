@@ -354,28 +354,40 @@ def _next_cut(f, pos: int, stop: int, probe: int = 1 << 20) -> int:
         at = find_cut(data)
         if at >= 0:
             return pos + at
-        pos += probe - 2  # find_cut needs a byte either side of a newline: overlap by two
+        pos += probe - CUT_CONTEXT  # a cut's bytes may straddle the probe's end
         if len(data) < probe or pos >= stop:
             return -1
 
 
+# Beyond ASCII, a cut is made only next to characters that are never whitespace in any Unicode
+# version either flavour uses: CJK ideographs and Hangul syllables (letters, or unassigned: then
+# punctuation to the patterns), and CJK and fullwidth punctuation. Without them, text in those
+# scripts (whose lines seldom start with an ASCII letter) has no cut and one worker counts it.
+CUT_LETTERS = ((0x4E00, 0x9FFF), (0xAC00, 0xD7A3))  # may follow the newline
+CUT_SOLID = (*CUT_LETTERS, (0x3001, 0x303F), (0xFF01, 0xFF60))  # may precede it
+CUT_CONTEXT = 8  # bytes a probe overlaps the next: a rule reads 3 bytes either side of a newline
+
+
 def find_cut(data: bytes) -> int:
-    """Index of the first cut point in `data` (-1 if none): just after a newline preceded by a
-    visible ASCII character and followed by an ASCII letter, or just before a carriage return
-    that follows an ASCII letter. The second is what CRLF text has (before its "\n" is a "\r",
-    so the first rule never holds there and a Windows file would be counted by one worker).
+    r"""Index of the first cut point in `data` (-1 if none): just after a newline between a
+    character that is not whitespace (visible ASCII, or CUT_SOLID) and a letter (ASCII, or
+    CUT_LETTERS); or just before a carriage return that follows an ASCII letter. The second is
+    what CRLF text has: before its "\n" is a "\r", so the first rule never holds there.
 
     Why each cut is a chunk boundary of every named pattern, whatever follows, and why the range
-    ending there gives the whole text's chunks: no alternative takes "\n" before a letter (the
-    letter alternatives' optional prefix excludes "\r\n"), and the newline after a visible
-    character is one whitespace run whether or not text follows it; a letter run ends at "\r"
-    as it ends at the end of the text, and no alternative continues an ASCII letter with "\r".
-    The patterns have no lookbehind, so the range after the cut is split as the whole text."""
+    ending there is split as the whole text is:
+    - A newline after a character that is not whitespace starts its own whitespace run, or ends a
+      punctuation run (` ?[^\s\p{L}\p{N}]+[\r\n]*`, o200k's `[\r\n/]*`), which stops at the
+      letter; `\s+(?!\S)`, `\s*[\r\n]` and `\s+$` all take that newline alone, with the letter
+      or with the end of the range after it. No alternative takes "\n" before a letter: the
+      letter alternatives' optional prefix excludes "\r\n".
+    - A letter run ends at "\r" as it ends at the end of the text, and no alternative continues
+      an ASCII letter with "\r".
+    The patterns have no lookbehind, so the range after a cut is split as the whole text is."""
     cut = -1
     i = data.find(b"\n", 1)
     while 0 < i < len(data) - 1:
-        before, after = data[i - 1], data[i + 1]
-        if 0x21 <= before <= 0x7E and _is_ascii_letter(after):
+        if _solid_before(data, i) and _letter_at(data, i + 1):
             cut = i + 1
             break
         i = data.find(b"\n", i + 1)
@@ -390,3 +402,28 @@ def find_cut(data: bytes) -> int:
 
 def _is_ascii_letter(byte: int) -> bool:
     return 0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A
+
+
+def _solid_before(data: bytes, i: int) -> bool:
+    """Whether the character ending at byte i is visible ASCII or in CUT_SOLID."""
+    byte = data[i - 1]
+    if byte < 0x80:
+        return 0x21 <= byte <= 0x7E
+    return i >= 3 and _three_byte_char_in(data[i - 3 : i], CUT_SOLID)
+
+
+def _letter_at(data: bytes, j: int) -> bool:
+    """Whether the character starting at byte j is an ASCII letter or in CUT_LETTERS."""
+    byte = data[j]
+    if byte < 0x80:
+        return _is_ascii_letter(byte)
+    return _three_byte_char_in(data[j : j + 3], CUT_LETTERS)
+
+
+def _three_byte_char_in(piece: bytes, ranges: tuple[tuple[int, int], ...]) -> bool:
+    """Whether `piece` is one whole 3-byte UTF-8 character (every range here is) in `ranges`."""
+    try:
+        text = piece.decode("utf-8")
+    except UnicodeDecodeError:  # cut off, or a continuation byte of a longer character
+        return False
+    return len(text) == 1 and any(a <= ord(text) <= b for a, b in ranges)
