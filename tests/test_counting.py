@@ -47,6 +47,16 @@ def test_streamed_blocks_equal_whole_text_on_corpora(name, pattern):
     assert list(got.items()) == want  # same counts, same first-occurrence order
 
 
+def assert_ranges_count_as_the_whole(path: Path, cuts: list[int], text: str) -> None:
+    """The ranges between `cuts`, counted one by one, give the whole text's counts in order."""
+    for pattern in ["gpt2", "gpt4", "o200k"]:
+        total: Counter = Counter()
+        for start, end in zip(cuts, cuts[1:], strict=False):
+            part, _ = counting.count_range(path, start, end, pattern, block_size=5000)
+            total.update(part)
+        assert list(total.items()) == whole_text_counts(text, pattern), pattern
+
+
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 @pytest.mark.parametrize("name", ["tinyshakespeare.txt", "udhr_sample.txt", "code_python.txt"])
 def test_worker_ranges_equal_whole_text_on_corpora(name, newline, tmp_path):
@@ -56,12 +66,7 @@ def test_worker_ranges_equal_whole_text_on_corpora(name, newline, tmp_path):
     path.write_bytes(text.encode("utf-8"))
     cuts = counting.range_cuts(path, 8)
     assert len(cuts) > 4
-    for pattern in ["gpt2", "gpt4", "o200k"]:
-        total: Counter = Counter()
-        for start, end in zip(cuts, cuts[1:], strict=False):
-            part, _ = counting.count_range(path, start, end, pattern, block_size=5000)
-            total.update(part)
-        assert list(total.items()) == whole_text_counts(text, pattern), pattern
+    assert_ranges_count_as_the_whole(path, cuts, text)
 
 
 # Texts built to stress the cut points: whitespace runs, newlines before letters, CRLF, marks.
@@ -121,12 +126,7 @@ def test_cjk_text_is_cut_into_ranges_that_count_as_the_whole(tmp_path):
     path.write_bytes(text.encode("utf-8"))
     cuts = counting.range_cuts(path, 8)
     assert len(cuts) > 6  # without the CJK rule: one range, one worker
-    for pattern in ["gpt2", "gpt4", "o200k"]:
-        total: Counter = Counter()
-        for start, end in zip(cuts, cuts[1:], strict=False):
-            part, _ = counting.count_range(path, start, end, pattern, block_size=5000)
-            total.update(part)
-        assert list(total.items()) == whole_text_counts(text, pattern), pattern
+    assert_ranges_count_as_the_whole(path, cuts, text)
 
 
 @settings(max_examples=300, deadline=None)
