@@ -6,6 +6,7 @@ library can compile with (the `regex` package, and the stdlib `re` translation t
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -170,6 +171,23 @@ def test_the_child_probe_passes_sane_regexes_and_says_when_it_cannot_probe(monke
     monkeypatch.setattr(_re_probe.sys, "platform", "emscripten")  # Pyodide: no processes
     _re_probe.first_overrun.cache_clear()
     assert _re_probe.first_overrun(r"\s+|(?:a|a)+b|\S", runs, 0.3) is None
+
+
+def test_the_child_probe_charges_cpu_time_not_a_busy_machines_wall_time(monkeypatch):
+    """The child's runs were given 0.25 s of wall time, so on a machine too busy to run it a
+    sane regex could be refused as backtracking. The budget is now the child's CPU time: a child
+    that gets none is waited for up to STARVED_SECONDS, then refused all the same."""
+    assert abs(_re_probe._cpu_seconds(os.getpid()) - time.process_time()) < 0.1
+    assert _re_probe._cpu_seconds(-1) is None  # no such process: the wall-clock budget is used
+    runs = ("a" * 48 + "\0",)
+    monkeypatch.setattr(_re_probe, "_cpu_seconds", lambda pid: 0.0)  # as if never run
+    monkeypatch.setattr(_re_probe, "STARVED_SECONDS", 1.5)
+    _re_probe.first_overrun.cache_clear()
+    started = time.monotonic()
+    assert _re_probe.first_overrun(r"\s+|(?:a|a)+b|\S", runs, 0.2) == 0
+    assert time.monotonic() - started >= 1.4  # waited for the CPU it was not given
+    assert _re_probe.first_overrun(r"\w+|\s+|\S", runs, 0.2) is None
+    _re_probe.first_overrun.cache_clear()
 
 
 def test_a_regex_slow_on_the_sample_alone_is_refused(monkeypatch):

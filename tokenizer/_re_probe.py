@@ -12,7 +12,8 @@ refused at the boundary (the server's form, the CLI's argument, a file's Split) 
 freezing the page's worker on the first matching text.
 
 The child prints "ready" once it has compiled the regex (start-up is not the regex's time:
-up to STARTUP_SECONDS on a loaded machine), then one line when all the runs are done.
+up to STARTUP_SECONDS on a loaded machine), then a dot per run done; the runs are charged the
+child's CPU time, not the wall time of a machine that may be too busy to run it.
 Where no process can be started (Pyodide, a sandbox), nothing is probed and the page's
 watchdog is the guard.
 """
@@ -28,6 +29,12 @@ from typing import Any
 
 STARTUP_SECONDS = 20.0  # the child's interpreter start and imports; ~0.1 s on an idle machine
 READY, RUN_DONE = b"ready\n", b"."  # the child's words: compiled; one more run finished
+# The runs' budget is the child's CPU time where it can be read (Linux: /proc/PID/stat), so a
+# machine too busy to run the child does not get a sane regex refused; the wait for a starved
+# child ends after STARVED_SECONDS of wall time all the same. POLL_SECONDS: how often the
+# child's CPU time is read while it runs (a sane regex has finished before the first read).
+STARVED_SECONDS = 10.0
+POLL_SECONDS = 0.02
 
 
 @functools.lru_cache(maxsize=256)
@@ -55,7 +62,7 @@ def first_overrun(source: str, runs: tuple[str, ...], seconds: float) -> int | N
         child.stdin.close()  # type: ignore[union-attr]
         if _read(child, len(READY), STARTUP_SECONDS) != READY:
             return None
-        done = len(_read(child, len(runs), seconds))
+        done = len(_read_runs(child, len(runs), seconds))
         return done if done < len(runs) else None
     except (OSError, ValueError):
         return None
@@ -85,6 +92,36 @@ def _read(child: Any, size: int, seconds: float) -> bytes:
             break
         got += data
     return got
+
+
+def _read_runs(child: Any, size: int, seconds: float) -> bytes:
+    """Up to `size` bytes of the child's output, as many as it writes within `seconds` of its
+    CPU time (at most STARVED_SECONDS of wall time); within `seconds` of wall time where the
+    child's CPU time cannot be read."""
+    start = _cpu_seconds(child.pid)
+    if start is None:
+        return _read(child, size, seconds)
+    got = b""
+    wall_end = time.monotonic() + STARVED_SECONDS
+    while len(got) < size:
+        data = _read(child, size - len(got), POLL_SECONDS)
+        got += data
+        if data:
+            continue
+        used = _cpu_seconds(child.pid)
+        if used is None or used - start >= seconds or time.monotonic() >= wall_end:
+            break  # over its budget, ended (no /proc entry), or never run
+    return got
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """A process's user + system CPU seconds from /proc/PID/stat, None where there is none."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()  # after the command name, which may hold spaces
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def main() -> int:

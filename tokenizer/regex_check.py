@@ -63,7 +63,8 @@ DROPPED_EXAMPLES = 5  # distinct dropped characters named in the warning
 PROBE_CHARS = 48
 PROBE_SECONDS = 0.5
 # The same runs in the page's stdlib `re`, in a child process (_re_probe.py): a sane regex needs
-# a few ms for all of them there too; an exponential one never finishes 48 characters.
+# a few ms for all of them there too; an exponential one never finishes 48 characters. The
+# budget is the child's CPU time where it can be read (_re_probe.STARVED_SECONDS).
 RE_PROBE_SECONDS = 0.25
 PROBE_KINDS = "aA1 \t\n.,'-_é中🙂"  # letters, digits, spaces, punctuation, non-ASCII
 MAX_PROBES = 64  # runs tried: the kinds plus the first literal characters of the regex
