@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _subword_nmt
+from ._apply_bpe import compile_glossaries, isolate_glossaries
 from .formats import atomic_write_text
 from .streaming import not_utf8
 
@@ -367,13 +368,24 @@ def read_codes(path: str | Path) -> list[Pair]:
 
 class Segmenter:
     """Applies merges as `subword-nmt apply-bpe` does: in each word, repeatedly merge every
-    occurrence (left to right) of the pair that comes first in the merge list."""
+    occurrence (left to right) of the pair that comes first in the merge list.
 
-    def __init__(self, merges: Iterable[Pair], separator: str | None = None) -> None:
+    `glossaries`: regexes (apply-bpe's --glossaries) for words never split; a word holding
+    one is first cut around it (see _apply_bpe.py), and each piece is segmented alone.
+    """
+
+    def __init__(
+        self,
+        merges: Iterable[Pair],
+        separator: str | None = None,
+        *,
+        glossaries: Iterable[str] | None = None,
+    ) -> None:
         self.ranks: dict[Pair, int] = {}
         for rank, pair in enumerate(merges):
             self.ranks.setdefault(tuple(pair), rank)  # a repeated merge keeps its first rank
         self.separator = separator or ""
+        self.glossaries, self._glossary_regex = compile_glossaries(glossaries)
         self._cache: dict[str, tuple[str, ...]] = {}
 
     def segment_word(self, word: str) -> tuple[str, ...]:
@@ -381,19 +393,28 @@ class Segmenter:
         cached = self._cache.get(word)
         if cached is not None:
             return cached
-        if len(word) == 1:
-            return (word,)
+        if self.glossaries:
+            pieces = isolate_glossaries(word, self.glossaries)
+            result = tuple(unit for piece in pieces for unit in self._encode(piece))
+        else:
+            result = self._encode(word)
+        self._cache[word] = result
+        return result
+
+    def _encode(self, segment: str) -> tuple[str, ...]:
+        """One piece of a word, as subword-nmt's encode(): a glossary match or a single
+        character stays whole, anything else is merged."""
+        if len(segment) == 1 or (self._glossary_regex and self._glossary_regex.match(segment)):
+            return (segment,)
         ranks = self.ranks
-        symbols = word_symbols(word)
+        symbols = word_symbols(segment)
         while len(symbols) > 1:
             ranked = [(ranks[pair], pair) for pair in pairwise(symbols) if pair in ranks]
             if not ranked:
                 break
             pair = min(ranked)[1]
             symbols = _merge_symbols(symbols, *pair)
-        result = (*symbols[:-1], symbols[-1][: -len(END_OF_WORD)])
-        self._cache[word] = result
-        return result
+        return (*symbols[:-1], symbols[-1][: -len(END_OF_WORD)])
 
     def apply_line(self, line: str) -> str:
         """One line: words segmented and joined by single spaces, non-final units marked with
@@ -415,7 +436,14 @@ class Segmenter:
         return "".join(self.apply_line(line) for line in text.splitlines(keepends=True))
 
 
-def apply(text: str, merges: Iterable[Pair], separator: str | None = None) -> str:
+def apply(
+    text: str,
+    merges: Iterable[Pair],
+    separator: str | None = None,
+    *,
+    glossaries: Iterable[str] | None = None,
+) -> str:
     """Segment `text` with `merges`; `separator="@@"` gives subword-nmt's default output,
-    None (or "") leaves the units of a word separated by spaces only."""
-    return Segmenter(merges, separator).apply(text)
+    None (or "") leaves the units of a word separated by spaces only. `glossaries`: as
+    apply-bpe's --glossaries (Python regexes; ValueError if one does not compile)."""
+    return Segmenter(merges, separator, glossaries=glossaries).apply(text)

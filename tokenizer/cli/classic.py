@@ -7,7 +7,16 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..classic import apply, count_words, format_codes, learn, merges_budget, parse_codes, parse_word_counts
+from ..classic import (
+    apply,
+    compile_glossaries,
+    count_words,
+    format_codes,
+    learn,
+    merges_budget,
+    parse_codes,
+    parse_word_counts,
+)
 from ..formats import atomic_write_text
 from .common import STDIO, check_output, read_utf8, ready
 
@@ -37,6 +46,15 @@ def cmd_learn(args: argparse.Namespace) -> int:
 ALL_MERGES = -1  # apply's --merges default, as subword-nmt's apply-bpe -m: every merge of the codes
 
 
+def check_apply_options(args: argparse.Namespace) -> None:
+    """apply-bpe's options, checked before any file is read (a bad glossary surfaced only
+    after the whole text had been read, or, in subword-nmt, as re.error's traceback)."""
+    try:
+        compile_glossaries(args.glossaries)
+    except ValueError as e:
+        raise ValueError(f"--glossaries: {e}") from None
+
+
 def cmd_apply(args: argparse.Namespace) -> int:
     if args.input_option is not None:
         if args.input != STDIO:
@@ -44,13 +62,14 @@ def cmd_apply(args: argparse.Namespace) -> int:
         args.input = args.input_option
     if args.codes == STDIO and args.input == STDIO:  # the text read nothing: empty output, exit 0
         raise ValueError("--codes - and INPUT both read stdin; name the codes file or the text file")
+    check_apply_options(args)
     to_stdout = args.output in (None, STDIO)
     if not to_stdout:
         check_output(args.output, inputs=[args.input, args.codes])
     merges = parse_codes(read_utf8(args.codes), str(args.codes))
     if args.merges != ALL_MERGES:  # subword-nmt's -m: the first N merges (below -1: none)
         merges = merges[: max(args.merges, 0)]
-    result = apply(read_utf8(args.input), merges, args.separator)
+    result = apply(read_utf8(args.input), merges, args.separator, glossaries=args.glossaries)
     if to_stdout:
         sys.stdout.write(result)
     else:
@@ -95,4 +114,12 @@ def add_commands(subparsers) -> None:
         "--merges", "-m", type=int, default=ALL_MERGES, help="apply only the first N merges (default -1: all)"
     )
     p.add_argument("--output", "-o", default=None, help="output file ('-' or none: stdout)")
+    p.add_argument(
+        "--glossaries",
+        nargs="+",
+        default=None,
+        metavar="REGEX",
+        help="words never split (Python regexes, as subword-nmt); a word containing one is cut around it. "
+        "Give INPUT before this flag, or with -i",
+    )
     p.set_defaults(func=cmd_apply)
