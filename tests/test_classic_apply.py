@@ -115,3 +115,112 @@ def test_bad_glossary_is_an_error_naming_the_flag(capsys, codes_path):
     assert "--glossaries" in err and "'[x'" in err and "Traceback" not in err
     with pytest.raises(ValueError, match="glossary '\\[x'"):
         classic.apply("a", [], glossaries=["[x"])
+
+
+# ----- --vocabulary, --vocabulary-threshold ------------------------------------------------
+
+
+def subword_nmt_get_vocab(tmp_path: Path, text: str) -> Path:
+    """`subword-nmt get-vocab < text > vocab.txt`: 'unit count' lines, as users make them."""
+    source, vocab = tmp_path / "segmented.txt", tmp_path / "vocab.txt"
+    source.write_bytes(text.encode("utf-8"))
+    subprocess.run(
+        [sys.executable, "-c", SUBWORD_NMT, "get-vocab", "-i", str(source), "-o", str(vocab)], check=True
+    )
+    return vocab
+
+
+@pytest.mark.parametrize("threshold", [None, 3, 50])
+def test_vocabulary_equals_the_subword_nmt_command_on_real_text(
+    tmp_path, capsys, codes_path, held_out, threshold
+):
+    """`apply-bpe --vocabulary V --vocabulary-threshold N` (the paper's recommended workflow:
+    units of the segmented training text rarer than N are split back) was refused."""
+    merges = classic.parse_codes(codes_path.read_text(encoding="utf-8"))
+    vocab = subword_nmt_get_vocab(tmp_path, classic.apply(corpus("taylorswift.txt", 60_000), merges, "@@"))
+    limit = [] if threshold is None else ["--vocabulary-threshold", str(threshold)]
+    args = ["-c", str(codes_path), "--vocabulary", str(vocab), *limit]
+    want = subword_nmt_command(tmp_path, held_out, *args)
+    source = tmp_path / "in.txt"
+    source.write_text(held_out, encoding="utf-8")
+    assert ours(capsys, *args, str(source)) == (0, want, "")
+    assert want != classic.apply(held_out, merges, "@@")  # units were split back
+    units = classic.read_vocabulary(vocab, threshold)
+    assert classic.apply(held_out, merges, "@@", vocabulary=units) == want
+    with vocab.open(encoding="utf-8") as lines:
+        bpe = reference_bpe(
+            codes_path.read_text(encoding="utf-8"), vocab=apply_bpe.read_vocabulary(lines, threshold)
+        )
+    assert reference_apply(bpe, held_out) == want
+
+
+# Symbols whose concatenations collide (('a', 'bc') and ('ab', 'c') both make 'abc'), merges
+# repeated, word-final units: the corners of subword-nmt's reverse lookup.
+symbol = st.sampled_from(
+    ["a", "b", "c", "ab", "bc", "abc", "ca", "a</w>", "b</w>", "c</w>", "bc</w>", "ab</w>"]
+)
+unit = st.sampled_from(["a", "b", "c", "ab", "bc", "abc", "ca", "cab", "abca", "bcab"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    merges=st.lists(st.tuples(symbol, symbol), min_size=1, max_size=14),  # none: subword-nmt exits
+    vocab=st.dictionaries(st.tuples(unit, st.booleans()), st.integers(0, 6), max_size=12),
+    threshold=st.none() | st.integers(-1, 7),
+    separator=st.sampled_from(["@@", ""]),
+    text=st.lists(st.text(alphabet="abc", min_size=1, max_size=9), max_size=10).map(" ".join),
+)
+def test_vocabulary_equals_subword_nmt_on_generated_codes(merges, vocab, threshold, separator, text):
+    vocab_text = "".join(f"{u}{separator if marked else ''} {n}\n" for (u, marked), n in vocab.items())
+    codes = classic.format_codes(merges)
+    want_units = apply_bpe.read_vocabulary(io.StringIO(vocab_text), threshold)
+    assert classic.parse_vocabulary(vocab_text, threshold) == want_units
+    expected = reference_apply(reference_bpe(codes, separator=separator, vocab=want_units), text)
+    assert classic.apply(text, merges, separator, vocabulary=want_units) == expected
+
+
+def test_vocabulary_with_nothing_over_the_threshold_checks_nothing(tmp_path, capsys, codes_path):
+    """subword-nmt checks units only when the vocabulary it read is not empty (`if vocab:`):
+    a threshold above every count keeps every unit. Followed, with a warning saying so."""
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("the 3\nt@@ 2\n", encoding="utf-8")
+    text = "the theatre\n"
+    args = ["-c", str(codes_path), "--vocabulary", str(vocab), "--vocabulary-threshold", "4"]
+    want = subword_nmt_command(tmp_path, text, *args)
+    source = tmp_path / "in.txt"
+    source.write_text(text, encoding="utf-8")
+    code, out, err = ours(capsys, *args, str(source))
+    assert (code, out) == (0, want) and "no unit" in err and "every unit is kept" in err
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        ("the 5\nthe@@\n", "vocab.txt:2: expected 'unit count'"),
+        ("the 5\n\n", "vocab.txt:2: expected 'unit count'"),
+        ("the 5\ta b 3\n", "vocab.txt:1: expected 'unit count'"),
+        ("the five\n", "vocab.txt:1: count 'five' is not an integer"),
+    ],
+)
+def test_bad_vocabulary_file_is_an_error_naming_the_line(tmp_path, capsys, codes_path, content, problem):
+    """Where subword-nmt stops with a ValueError traceback (its `word, freq = ...split(' ')`)."""
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError):
+        apply_bpe.read_vocabulary(io.StringIO(content), None)
+    code, out, err = ours(capsys, "-c", str(codes_path), "--vocabulary", str(vocab), str(codes_path))
+    assert (code, out) == (2, "") and problem in err and "Traceback" not in err
+
+
+def test_vocabulary_flags_are_checked_before_reading(tmp_path, capsys, codes_path):
+    code, _, err = ours(capsys, "-c", str(codes_path), "--vocabulary", str(tmp_path / "missing.txt"))
+    assert code == 2 and "missing.txt" in err and "No such file" in err
+    code, _, err = ours(capsys, "-c", str(codes_path), "--vocabulary-threshold", "5")
+    assert code == 2 and "--vocabulary-threshold" in err and "--vocabulary FILE" in err
+    with pytest.raises(SystemExit) as exit_:
+        main(["classic", "apply", "-c", str(codes_path), "--vocabulary-threshold", "five"])
+    assert exit_.value.code == 2 and "--vocabulary-threshold" in capsys.readouterr().err
+    code, _, err = ours(capsys, "-c", str(codes_path), "--vocabulary", "-")
+    assert code == 2 and "stdin" in err
+    code, _, err = ours(capsys, "-c", str(codes_path), "--vocabulary", "")
+    assert code == 2 and "--vocabulary: '' is empty" in err

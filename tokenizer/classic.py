@@ -38,7 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from . import _subword_nmt
-from ._apply_bpe import compile_glossaries, isolate_glossaries
+from ._apply_bpe import compile_glossaries, isolate_glossaries, reverse_merges, split_to_vocabulary
+from ._apply_bpe import parse_vocabulary as parse_vocabulary  # public here, with the codes readers
+from ._apply_bpe import read_vocabulary as read_vocabulary
 from .formats import atomic_write_text
 from .streaming import not_utf8
 
@@ -372,6 +374,9 @@ class Segmenter:
 
     `glossaries`: regexes (apply-bpe's --glossaries) for words never split; a word holding
     one is first cut around it (see _apply_bpe.py), and each piece is segmented alone.
+    `vocabulary`: the units to keep (apply-bpe's --vocabulary, read by read_vocabulary with
+    its threshold); any other unit is split back by undoing merges. Empty: no check, as in
+    subword-nmt.
     """
 
     def __init__(
@@ -380,12 +385,16 @@ class Segmenter:
         separator: str | None = None,
         *,
         glossaries: Iterable[str] | None = None,
+        vocabulary: Iterable[str] | None = None,
     ) -> None:
+        merges = [(pair[0], pair[1]) for pair in merges]
         self.ranks: dict[Pair, int] = {}
         for rank, pair in enumerate(merges):
-            self.ranks.setdefault(tuple(pair), rank)  # a repeated merge keeps its first rank
+            self.ranks.setdefault(pair, rank)  # a repeated merge keeps its first rank
         self.separator = separator or ""
         self.glossaries, self._glossary_regex = compile_glossaries(glossaries)
+        self.vocabulary = frozenset(vocabulary or ()) or None  # subword-nmt: `if vocab:`
+        self._made_by = reverse_merges(merges) if self.vocabulary else {}
         self._cache: dict[str, tuple[str, ...]] = {}
 
     def segment_word(self, word: str) -> tuple[str, ...]:
@@ -414,7 +423,10 @@ class Segmenter:
                 break
             pair = min(ranked)[1]
             symbols = _merge_symbols(symbols, *pair)
-        return (*symbols[:-1], symbols[-1][: -len(END_OF_WORD)])
+        units = (*symbols[:-1], symbols[-1][: -len(END_OF_WORD)])
+        if self.vocabulary:
+            return split_to_vocabulary(units, self._made_by, self.vocabulary, self.separator)
+        return units
 
     def apply_line(self, line: str) -> str:
         """One line: words segmented and joined by single spaces, non-final units marked with
@@ -442,8 +454,10 @@ def apply(
     separator: str | None = None,
     *,
     glossaries: Iterable[str] | None = None,
+    vocabulary: Iterable[str] | None = None,
 ) -> str:
     """Segment `text` with `merges`; `separator="@@"` gives subword-nmt's default output,
     None (or "") leaves the units of a word separated by spaces only. `glossaries`: as
-    apply-bpe's --glossaries (Python regexes; ValueError if one does not compile)."""
-    return Segmenter(merges, separator, glossaries=glossaries).apply(text)
+    apply-bpe's --glossaries (Python regexes; ValueError if one does not compile).
+    `vocabulary`: as --vocabulary, e.g. `read_vocabulary("vocab.txt", threshold=50)`."""
+    return Segmenter(merges, separator, glossaries=glossaries, vocabulary=vocabulary).apply(text)

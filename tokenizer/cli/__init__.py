@@ -57,7 +57,7 @@ def _as_flag(message: str, args: argparse.Namespace) -> str:
 # UTF-8: Python hands undecodable argv bytes over as lone surrogates, which encode() turned
 # into U+FFFD without a word and a .json write refused with a codec error.
 INPUT_PATHS = {"file", "files", "inputs", "input", "codes", "counts", "held_out", "corpus", "tokenizer"}
-INPUT_PATHS |= {"a", "b", "base", "source"}
+INPUT_PATHS |= {"a", "b", "base", "source", "vocabulary"}
 POSITIONAL = {"text", "ids", "files", "inputs", "input", "a", "b", "base", "source"}
 # never empty: '' as a file was "'' is a directory" (the current folder), and an empty
 # --counts, --held-out or --scheduler was taken as not given

@@ -15,6 +15,7 @@ from ..classic import (
     learn,
     merges_budget,
     parse_codes,
+    parse_vocabulary,
     parse_word_counts,
 )
 from ..formats import atomic_write_text
@@ -49,27 +50,65 @@ ALL_MERGES = -1  # apply's --merges default, as subword-nmt's apply-bpe -m: ever
 def check_apply_options(args: argparse.Namespace) -> None:
     """apply-bpe's options, checked before any file is read (a bad glossary surfaced only
     after the whole text had been read, or, in subword-nmt, as re.error's traceback)."""
+    if args.input_option is not None:
+        if args.input != STDIO:
+            raise ValueError("give the text file once: as INPUT or as --input, not both")
+        args.input = args.input_option
+    from_stdin = [
+        name
+        for name, path in (
+            ("--codes -", args.codes),
+            ("INPUT", args.input),
+            ("--vocabulary -", args.vocabulary),
+        )
+        if path == STDIO
+    ]
+    if len(from_stdin) > 1:  # the second would read nothing: an empty output, exit 0
+        fix = "name the codes file or the text file"
+        if args.vocabulary is not None:
+            fix = "name all but one of the codes, vocabulary and text files"
+        both = "both" if len(from_stdin) == 2 else "all"
+        raise ValueError(f"{' and '.join(from_stdin)} {both} read stdin; {fix}")
+    if args.vocabulary_threshold is not None and args.vocabulary is None:
+        raise ValueError(
+            f"--vocabulary-threshold {args.vocabulary_threshold} needs --vocabulary FILE, the counts it "
+            "applies to (subword-nmt ignores it silently); give the file, or drop the threshold"
+        )
     try:
         compile_glossaries(args.glossaries)
     except ValueError as e:
         raise ValueError(f"--glossaries: {e}") from None
 
 
+def read_apply_vocabulary(args: argparse.Namespace) -> set[str] | None:
+    """--vocabulary's units at --vocabulary-threshold, warning where none is left (then,
+    as in subword-nmt, no unit is checked)."""
+    if args.vocabulary is None:
+        return None
+    units = parse_vocabulary(read_utf8(args.vocabulary), args.vocabulary_threshold, str(args.vocabulary))
+    if not units:
+        at = "" if args.vocabulary_threshold is None else f" with a count >= {args.vocabulary_threshold}"
+        print(
+            f"warning: {args.vocabulary}: no unit{at}; as in subword-nmt, an empty vocabulary checks "
+            "nothing: every unit is kept",
+            file=sys.stderr,
+        )
+    return units
+
+
 def cmd_apply(args: argparse.Namespace) -> int:
-    if args.input_option is not None:
-        if args.input != STDIO:
-            raise ValueError("give the text file once: as INPUT or as --input, not both")
-        args.input = args.input_option
-    if args.codes == STDIO and args.input == STDIO:  # the text read nothing: empty output, exit 0
-        raise ValueError("--codes - and INPUT both read stdin; name the codes file or the text file")
     check_apply_options(args)
     to_stdout = args.output in (None, STDIO)
     if not to_stdout:
-        check_output(args.output, inputs=[args.input, args.codes])
+        check_output(
+            args.output, inputs=[args.input, args.codes, *([args.vocabulary] if args.vocabulary else [])]
+        )
     merges = parse_codes(read_utf8(args.codes), str(args.codes))
     if args.merges != ALL_MERGES:  # subword-nmt's -m: the first N merges (below -1: none)
         merges = merges[: max(args.merges, 0)]
-    result = apply(read_utf8(args.input), merges, args.separator, glossaries=args.glossaries)
+    vocabulary = read_apply_vocabulary(args)
+    text = read_utf8(args.input)
+    result = apply(text, merges, args.separator, glossaries=args.glossaries, vocabulary=vocabulary)
     if to_stdout:
         sys.stdout.write(result)
     else:
@@ -121,5 +160,19 @@ def add_commands(subparsers) -> None:
         metavar="REGEX",
         help="words never split (Python regexes, as subword-nmt); a word containing one is cut around it. "
         "Give INPUT before this flag, or with -i",
+    )
+    p.add_argument(
+        "--vocabulary",
+        metavar="FILE",
+        default=None,
+        help="'unit count' lines (subword-nmt get-vocab of the segmented training text): "
+        "units not in it are split back",
+    )
+    p.add_argument(
+        "--vocabulary-threshold",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --vocabulary: units counted fewer than N times count as not in it",
     )
     p.set_defaults(func=cmd_apply)
