@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -224,3 +225,69 @@ def test_vocabulary_flags_are_checked_before_reading(tmp_path, capsys, codes_pat
     assert code == 2 and "stdin" in err
     code, _, err = ours(capsys, "-c", str(codes_path), "--vocabulary", "")
     assert code == 2 and "--vocabulary: '' is empty" in err
+
+
+# ----- --dropout, --seed -------------------------------------------------------------------
+
+
+def legacy_apply_bpe(tmp_path: Path, text: str, *args: str) -> str:
+    """`python -m subword_nmt.apply_bpe ARGS -i text`: the script that honours --seed (the
+    `subword-nmt` command parses --seed but never seeds, so its dropout differs run to run)."""
+    source = tmp_path / "legacy_input.txt"
+    source.write_bytes(text.encode("utf-8"))
+    done = subprocess.run(
+        [sys.executable, "-m", "subword_nmt.apply_bpe", "-i", str(source), *args],
+        capture_output=True,
+        check=True,
+    )
+    return done.stdout.decode("utf-8")
+
+
+@pytest.mark.parametrize("dropout, seed", [("0.1", "7"), ("0.5", "12345"), ("1", "0"), ("0", "3")])
+def test_dropout_draws_what_subword_nmt_draws_for_the_same_seed(
+    tmp_path, capsys, codes_path, held_out, dropout, seed
+):
+    """`apply-bpe --dropout P --seed S` was refused; our draws are subword-nmt's: one
+    random.random() per adjacent pair of a word at every merge step, from random.seed(S)."""
+    text = held_out[:20_000]
+    args = ["-c", str(codes_path), "--dropout", dropout, "--seed", seed, "--glossaries", "the", "[0-9]+"]
+    want = legacy_apply_bpe(tmp_path, text, *args)
+    source = tmp_path / "in.txt"
+    source.write_text(text, encoding="utf-8")
+    assert ours(capsys, *args, "-i", str(source)) == (0, want, "")
+    plain = classic.apply(text, classic.read_codes(codes_path), "@@", glossaries=["the", "[0-9]+"])
+    assert (want == plain) == (dropout == "0")  # dropout did change the units
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=text_lines,
+    dropout=st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.9, 1.0]),
+    seed=st.integers(-(2**40), 2**40),
+    glossaries=st.lists(glossary, max_size=2),
+    with_vocabulary=st.booleans(),
+)
+def test_dropout_equals_subword_nmt_api_after_random_seed(text, dropout, seed, glossaries, with_vocabulary):
+    vocabulary = {"US@@", "A", "ab@@", "abc", "c", "b@@", "x"} if with_vocabulary else None
+    bpe = reference_bpe(CODES, glossaries=glossaries, vocab=vocabulary)
+    random.seed(seed)
+    expected = reference_apply(bpe, text + "\n" + text, dropout)  # the stream goes on over lines
+    merges = classic.parse_codes(CODES)
+    segmenter = classic.Segmenter(
+        merges, "@@", glossaries=glossaries, vocabulary=vocabulary, dropout=dropout, seed=seed
+    )
+    assert segmenter.apply(text + "\n" + text) == expected
+
+
+@pytest.mark.parametrize("value", ["-0.1", "1.5", "nan", "inf", "x"])
+def test_dropout_outside_0_to_1_is_an_error_naming_the_flag(capsys, codes_path, value):
+    """subword-nmt takes any float: 1.5 and nan drop every merge, -0.1 none, without a word."""
+    if value == "x":
+        with pytest.raises(SystemExit) as exit_:
+            main(["classic", "apply", "-c", str(codes_path), "--dropout", value])
+        assert exit_.value.code == 2 and "--dropout" in capsys.readouterr().err
+        return
+    code, out, err = ours(capsys, "-c", str(codes_path), "--dropout", value)
+    assert (code, out) == (2, "") and "--dropout must be" in err and "between 0 and 1" in err
+    with pytest.raises(ValueError, match="dropout must be"):
+        classic.apply("abc", [("a", "b")], dropout=float(value))

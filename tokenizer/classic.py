@@ -30,6 +30,7 @@ crashes on a corpus without any pair and on a codes file without merges (here: n
 from __future__ import annotations
 
 import heapq
+import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
@@ -377,6 +378,11 @@ class Segmenter:
     `vocabulary`: the units to keep (apply-bpe's --vocabulary, read by read_vocabulary with
     its threshold); any other unit is split back by undoing merges. Empty: no check, as in
     subword-nmt.
+    `dropout`: BPE-dropout (Provilkov et al., 2019; apply-bpe's --dropout), each merge left
+    out with that probability at each step, drawn as subword-nmt draws: one random() per
+    adjacent pair at every step of every word, in text order, from `random.Random(seed)`
+    (= subword-nmt after `random.seed(seed)`; None: seeded by the system, another run
+    another result).
     """
 
     def __init__(
@@ -386,7 +392,10 @@ class Segmenter:
         *,
         glossaries: Iterable[str] | None = None,
         vocabulary: Iterable[str] | None = None,
+        dropout: float = 0.0,
+        seed: int | None = None,
     ) -> None:
+        check_dropout(dropout)
         merges = [(pair[0], pair[1]) for pair in merges]
         self.ranks: dict[Pair, int] = {}
         for rank, pair in enumerate(merges):
@@ -395,11 +404,13 @@ class Segmenter:
         self.glossaries, self._glossary_regex = compile_glossaries(glossaries)
         self.vocabulary = frozenset(vocabulary or ()) or None  # subword-nmt: `if vocab:`
         self._made_by = reverse_merges(merges) if self.vocabulary else {}
+        self.dropout = dropout
+        self._draw = random.Random(seed).random
         self._cache: dict[str, tuple[str, ...]] = {}
 
     def segment_word(self, word: str) -> tuple[str, ...]:
         """`lower` -> ('low', 'er') for merges that make them; no `</w>` in the output."""
-        cached = self._cache.get(word)
+        cached = None if self.dropout else self._cache.get(word)
         if cached is not None:
             return cached
         if self.glossaries:
@@ -407,7 +418,8 @@ class Segmenter:
             result = tuple(unit for piece in pieces for unit in self._encode(piece))
         else:
             result = self._encode(word)
-        self._cache[word] = result
+        if not self.dropout:  # with dropout a word comes out otherwise each time
+            self._cache[word] = result
         return result
 
     def _encode(self, segment: str) -> tuple[str, ...]:
@@ -415,6 +427,13 @@ class Segmenter:
         character stays whole, anything else is merged."""
         if len(segment) == 1 or (self._glossary_regex and self._glossary_regex.match(segment)):
             return (segment,)
+        symbols = self._merge_with_dropout(segment) if self.dropout else self._merge(segment)
+        units = (*symbols[:-1], symbols[-1][: -len(END_OF_WORD)])
+        if self.vocabulary:
+            return split_to_vocabulary(units, self._made_by, self.vocabulary, self.separator)
+        return units
+
+    def _merge(self, segment: str) -> tuple[str, ...]:
         ranks = self.ranks
         symbols = word_symbols(segment)
         while len(symbols) > 1:
@@ -423,10 +442,34 @@ class Segmenter:
                 break
             pair = min(ranked)[1]
             symbols = _merge_symbols(symbols, *pair)
-        units = (*symbols[:-1], symbols[-1][: -len(END_OF_WORD)])
-        if self.vocabulary:
-            return split_to_vocabulary(units, self._made_by, self.vocabulary, self.separator)
-        return units
+        return symbols
+
+    def _merge_with_dropout(self, segment: str) -> tuple[str, ...]:
+        """subword-nmt's loop with dropout, draw for draw: each step draws for every adjacent
+        pair (merge or not, before looking it up), keeps those that survive and are merges,
+        and merges the best one at its surviving positions only."""
+        ranks, draw, dropout = self.ranks, self._draw, self.dropout
+        symbols = word_symbols(segment)
+        while len(symbols) > 1:
+            kept = [
+                (ranks[pair], i, pair)
+                for i, pair in enumerate(pairwise(symbols))
+                if draw() > dropout and pair in ranks
+            ]
+            if not kept:
+                break
+            best = min(kept)[2]
+            merged: list[str] = []
+            start = 0
+            for _, i, pair in kept:
+                if pair != best or i < start:
+                    continue  # another pair, or overlapping the last merge (`x x x` -> `xx x`)
+                merged.extend(symbols[start:i])
+                merged.append(best[0] + best[1])
+                start = i + 2
+            merged.extend(symbols[start:])
+            symbols = tuple(merged)
+        return symbols
 
     def apply_line(self, line: str) -> str:
         """One line: words segmented and joined by single spaces, non-final units marked with
@@ -455,9 +498,20 @@ def apply(
     *,
     glossaries: Iterable[str] | None = None,
     vocabulary: Iterable[str] | None = None,
+    dropout: float = 0.0,
+    seed: int | None = None,
 ) -> str:
     """Segment `text` with `merges`; `separator="@@"` gives subword-nmt's default output,
     None (or "") leaves the units of a word separated by spaces only. `glossaries`: as
     apply-bpe's --glossaries (Python regexes; ValueError if one does not compile).
-    `vocabulary`: as --vocabulary, e.g. `read_vocabulary("vocab.txt", threshold=50)`."""
-    return Segmenter(merges, separator, glossaries=glossaries, vocabulary=vocabulary).apply(text)
+    `vocabulary`: as --vocabulary, e.g. `read_vocabulary("vocab.txt", threshold=50)`.
+    `dropout`, `seed`: as --dropout and --seed (see Segmenter)."""
+    options = {"glossaries": glossaries, "vocabulary": vocabulary, "dropout": dropout, "seed": seed}
+    return Segmenter(merges, separator, **options).apply(text)
+
+
+def check_dropout(dropout: float) -> None:
+    """A probability, 0 to 1: subword-nmt takes any float, and above 1 or NaN drops every
+    merge, below 0 none, without a word."""
+    if isinstance(dropout, bool) or not isinstance(dropout, int | float) or not 0 <= dropout <= 1:
+        raise ValueError(f"dropout must be a probability between 0 and 1, got {dropout!r}")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..classic import (
     apply,
+    check_dropout,
     compile_glossaries,
     count_words,
     format_codes,
@@ -74,6 +75,7 @@ def check_apply_options(args: argparse.Namespace) -> None:
             f"--vocabulary-threshold {args.vocabulary_threshold} needs --vocabulary FILE, the counts it "
             "applies to (subword-nmt ignores it silently); give the file, or drop the threshold"
         )
+    check_dropout(args.dropout)  # "dropout must ..." reaches the user as "--dropout must ..."
     try:
         compile_glossaries(args.glossaries)
     except ValueError as e:
@@ -108,7 +110,13 @@ def cmd_apply(args: argparse.Namespace) -> int:
         merges = merges[: max(args.merges, 0)]
     vocabulary = read_apply_vocabulary(args)
     text = read_utf8(args.input)
-    result = apply(text, merges, args.separator, glossaries=args.glossaries, vocabulary=vocabulary)
+    options = {
+        "glossaries": args.glossaries,
+        "vocabulary": vocabulary,
+        "dropout": args.dropout,
+        "seed": args.seed,
+    }
+    result = apply(text, merges, args.separator, **options)
     if to_stdout:
         sys.stdout.write(result)
     else:
@@ -174,5 +182,20 @@ def add_commands(subparsers) -> None:
         default=None,
         metavar="N",
         help="with --vocabulary: units counted fewer than N times count as not in it",
+    )
+    p.add_argument(
+        "--dropout",
+        type=float,
+        default=0.0,
+        metavar="P",
+        help="BPE-dropout: leave out each merge with probability P (for training data only)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="seed of --dropout's draws: the output of 'python -m subword_nmt.apply_bpe --seed S' "
+        "(the subword-nmt command ignores its --seed); none: another output each run",
     )
     p.set_defaults(func=cmd_apply)
