@@ -291,3 +291,21 @@ def test_dropout_outside_0_to_1_is_an_error_naming_the_flag(capsys, codes_path, 
     assert (code, out) == (2, "") and "--dropout must be" in err and "between 0 and 1" in err
     with pytest.raises(ValueError, match="dropout must be"):
         classic.apply("abc", [("a", "b")], dropout=float(value))
+
+
+# ----- --merges ----------------------------------------------------------------------------
+
+
+def test_merges_limit_reads_only_the_merges_it_applies(tmp_path, capsys):
+    """subword-nmt's -m N reads the first N lines of the codes only; a malformed line after
+    them (a codes file cut short while written, notes appended) was exit 2 here."""
+    codes = tmp_path / "codes.txt"
+    codes.write_text("#version: 0.2\nt h\nth e\nbad\ne r\n", encoding="utf-8")
+    source = tmp_path / "in.txt"
+    source.write_text("the there other\n", encoding="utf-8")
+    for m in ("2", "0", "-3"):
+        want = subword_nmt_command(tmp_path, "the there other\n", "-c", str(codes), "-m", m)
+        assert ours(capsys, "-c", str(codes), "-m", m, str(source)) == (0, want, "")
+    code, out, err = ours(capsys, "-c", str(codes), "-m", "3", str(source))
+    assert (code, out) == (2, "") and "codes.txt:4" in err
+    assert classic.parse_codes(codes.read_text(encoding="utf-8"), limit=2) == [("t", "h"), ("th", "e")]

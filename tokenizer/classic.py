@@ -336,8 +336,12 @@ def format_codes(merges: Iterable[Pair]) -> str:
     return "".join(lines)
 
 
-def parse_codes(text: str, source: str = "<string>") -> list[Pair]:
-    """Read codes text as subword-nmt does (lines split at `\\n` only); version 0.2 only."""
+def parse_codes(text: str, source: str = "<string>", *, limit: int | None = None) -> list[Pair]:
+    """Read codes text as subword-nmt does (lines split at `\\n` only); version 0.2 only.
+
+    `limit`: read only the first `limit` merges (apply-bpe's -m), the lines after them
+    unchecked, as subword-nmt reads them.
+    """
     lines = text.rstrip("\n").split("\n")
     first = lines[0] if lines else ""
     if not first.startswith("#version:"):
@@ -346,7 +350,8 @@ def parse_codes(text: str, source: str = "<string>") -> list[Pair]:
     if version != "0.2":
         raise ValueError(f"{source}: codes version {version} is not supported (only 0.2)")
     merges: list[Pair] = []
-    for lineno, line in enumerate(lines[1:], start=2):
+    wanted = lines[1:] if limit is None else lines[1 : 1 + max(limit, 0)]
+    for lineno, line in enumerate(wanted, start=2):
         parts = line.strip("\r\n ").split(" ")
         if len(parts) != 2 or not all(parts):
             raise ValueError(f"{source}:{lineno}: expected 'left right', got {line!r}")

@@ -105,9 +105,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
         check_output(
             args.output, inputs=[args.input, args.codes, *([args.vocabulary] if args.vocabulary else [])]
         )
-    merges = parse_codes(read_utf8(args.codes), str(args.codes))
-    if args.merges != ALL_MERGES:  # subword-nmt's -m: the first N merges (below -1: none)
-        merges = merges[: max(args.merges, 0)]
+    limit = None if args.merges == ALL_MERGES else args.merges  # -m: the first N (below -1: none)
+    merges = parse_codes(read_utf8(args.codes), str(args.codes), limit=limit)
     vocabulary = read_apply_vocabulary(args)
     text = read_utf8(args.input)
     options = {
