@@ -28,7 +28,7 @@ from pathlib import Path
 from .streaming import not_utf8
 
 Pair = tuple[str, str]
-END_OF_WORD = "</w>"  # as classic.END_OF_WORD (imported from there it would be a cycle)
+END_OF_WORD = "</w>"  # the marker classic BPE appends to every word (classic.END_OF_WORD)
 
 
 def compile_glossaries(glossaries: Iterable[str] | None) -> tuple[list[str], re.Pattern[str] | None]:
