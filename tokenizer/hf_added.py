@@ -10,7 +10,7 @@ from typing import Any
 from ._hf_steps import flag, refuse
 from .added_tokens import OPTIONS, AddedMatching, hidden_by_dropped
 from .hf_conventions import bytes_to_unicode
-from .preparation import changed_char
+from .preparation import changed_char, made_by_normalizing
 from .validate import TokenizerFileError, check_id, check_special_count, check_text, check_type
 
 # tail-of-a-single_word-token x added-token-of-model.vocab comparisons (check_dropped_matches): about
@@ -38,10 +38,9 @@ def read_added_tokens(
         if not isinstance(token, dict) or not isinstance(token.get("content"), str) or not token["content"]:
             raise TokenizerFileError(f"{where}: needs a non-empty string 'content' and an 'id'")
         check_text(token["content"], f"{where} ({token['content']!r})")
-        special_flag = flag(token, "special", False, source, f"added_tokens[{i}]")
-        if not special_flag:
+        if not flag(token, "special", False, source, f"added_tokens[{i}]"):
             not_special.append(token["content"])
-        normalized = flag(token, "normalized", not special_flag, source, f"added_tokens[{i}]")
+        normalized = _normalized(token, i, source)
         if not normalized:
             first.append(token["content"])
         flags = [option for option in OPTIONS if flag(token, option, False, source, f"added_tokens[{i}]")]
@@ -73,6 +72,45 @@ def read_added_tokens(
         return special, AddedMatching(first=frozenset(first), not_special=not_special_set)
     sets = {k: frozenset(v) for k, v in options.items()}
     return special, AddedMatching(**sets, first=frozenset(first), not_special=not_special_set)
+
+
+def _normalized(token: dict[str, Any], i: int, source: str) -> bool:
+    """HF's `normalized` option: true by default for a token that is not special."""
+    return flag(
+        token,
+        "normalized",
+        not flag(token, "special", False, source, f"added_tokens[{i}]"),
+        source,
+        f"added_tokens[{i}]",
+    )
+
+
+def check_made_by_normalizer(
+    added: list[dict[str, Any]] | None, bpe_makes: set[str], normalizers: tuple[str, ...], source: str
+) -> None:
+    """HF finds a `normalized: false` added token in the text as given, then runs its BPE, which has
+    model.vocab's tokens, over the normalized text between the matches. Where the token is one that
+    BPE makes (`bpe_makes`: its merges make it, or ignore_merges takes a whole piece) and
+    normalization makes its text from text without it (NFD: "thé" is "the\u0301"), HF's BPE gives
+    its id there, ours not (our BPE has no special token): refused. Normalization leaves every other
+    token's occurrences as they were (read_added_tokens refuses a `normalized: true` one it could
+    change), so GPT-NeoX's runs of spaces and GPT-2's <|endoftext|>, which no merge makes, load."""
+    if not normalizers or not bpe_makes:
+        return
+    for i, token in enumerate(added or []):
+        text = token["content"]
+        if text not in bpe_makes or _normalized(token, i, source):
+            continue
+        raw = made_by_normalizing(normalizers, text)
+        if raw is not None:
+            forms = ", ".join(normalizers)
+            refuse(
+                source,
+                f"added_tokens[{i}] ({text!r}), a token of model.vocab that HF's BPE makes, with",
+                f"normalized=false and the normalizer {forms}",
+                f"{forms} makes it from {raw!r}, a text without it, where HF's BPE gives its id and ours "
+                "does not; remove it from added_tokens (model.vocab's merges still make it)",
+            )
 
 
 def check_added_ids(special: dict[str, int], vocab: dict[str, Any], source: str) -> None:

@@ -19,6 +19,10 @@ a file is never loaded as something else. What maps exactly, and why:
   `normalized: true` in the normalized text, we in the text as given: loaded only when
   normalization can neither change, make nor join any of its characters
   (preparation.changed_char: GPT-NeoX's runs of spaces under NFC), else refused naming it.
+  One with `normalized: false` that is also a token of model.vocab HF's BPE makes (by a merge,
+  or whole with ignore_merges) is refused where normalization can make its text from text
+  without it (preparation.made_by_normalizing: NFD makes "the" from "thé"): HF's BPE gives its id
+  there, ours has no special token in its ranks (hf_added.check_made_by_normalizer).
 - pre-tokenizer: steps that split, then `ByteLevel` (which maps bytes to the alphabet). The
   last splitting step is the pattern; the ones before it are pre-splits (preparation.py), each
   run on every piece of the one before, as HF does. `ByteLevel(add_prefix_space=true)` puts a
@@ -73,7 +77,13 @@ import re
 from typing import Any, NamedTuple
 
 from ._hf_steps import flag, kind, refuse, sequence_steps
-from .hf_added import check_added_ids, check_added_token_bytes, check_dropped_matches, read_added_tokens
+from .hf_added import (
+    check_added_ids,
+    check_added_token_bytes,
+    check_dropped_matches,
+    check_made_by_normalizer,
+    read_added_tokens,
+)
 from .hf_conventions import (
     bytes_to_unicode,
     multi_char_fold,
@@ -130,8 +140,14 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
     except ValueError as e:  # a Split's regex that our engine cannot compile
         raise TokenizerFileError(f"{source}: pre_tokenizer: {e}") from None
     chunk_lookup = flag(model, "ignore_merges", False, source, "model")
-    ranks = _ranks(model, special, source)
+    ranks, made = _ranks(model, special, source)
     check_added_ids(special, model["vocab"], source)
+    bpe_makes = {
+        token
+        for token in special
+        if token in model["vocab"] and (chunk_lookup or model["vocab"][token] in made)
+    }
+    check_made_by_normalizer(obj.get("added_tokens"), bpe_makes, normalizers, source)
     return HfTokenizer(ranks, pattern, special, preparation, chunk_lookup)
 
 
@@ -320,7 +336,8 @@ def _oniguruma_only(regex: str, anchors: bool = True) -> str | None:
     )
 
 
-def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> dict[bytes, int]:
+def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> tuple[dict[bytes, int], set[int]]:
+    """model.vocab's tokens as bytes -> rank (the added tokens left out), and the ids the merges make."""
     to_byte = {ch: b for b, ch in bytes_to_unicode().items()}
     special_ids = {token_id: token for token, token_id in special.items()}
     ranks: dict[bytes, int] = {}
@@ -351,7 +368,7 @@ def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> dict[
         ranks[data] = rank
     made = _check_merge_order(model.get("merges", []), model["vocab"], source)
     _check_every_token_is_made(model["vocab"], made, special, source)
-    return ranks
+    return ranks, made
 
 
 def _check_merge_order(merges: Any, vocab: dict[str, int], source: str) -> set[int]:

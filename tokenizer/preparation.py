@@ -121,6 +121,57 @@ def changed_char(forms: tuple[str, ...], token: str) -> str | None:
     return None
 
 
+@functools.cache
+def _changed_code_points(forms: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(code point, its normalization) for every code point the normalizations change. Only one
+    with a decomposition can change (Hangul's syllables, which have none here, give only jamo,
+    which a token that an added token check lets through never holds: it is printable ASCII)."""
+    out = []
+    for cp in range(0x110000):
+        ch = chr(cp)
+        if unicodedata.decomposition(ch) and (made := _normalize_all(forms, ch)) != ch:
+            out.append((ch, made))
+    return tuple(out)
+
+
+def _normalize_all(forms: tuple[str, ...], text: str) -> str:
+    for form in forms:
+        text = normalize(form, text)
+    return text
+
+
+def made_by_normalizing(forms: tuple[str, ...], token: str) -> str | None:
+    """A text without `token` whose normalization holds it ("thé" for "the" under NFD: "the\\u0301"),
+    or None when there is none.
+
+    An occurrence normalization makes overlaps what some code point x became (x's normalization
+    d), the rest of it being the text's own characters: d holds the token, the token holds d, or
+    a proper end of one is the other's start. Each such placement of x among the token's other
+    characters is normalized to see whether the token comes out (composition can undo it: NFC
+    gives "é" back for "e\\u0301", so it never makes "the" from "thé"). Where several code points
+    make one occurrence, one of them alone already does (the others written as what they become)."""
+    wanted = set(token)
+    for x, d in _changed_code_points(forms):
+        if wanted.isdisjoint(d):
+            continue
+        for raw in _placements(token, x, d):
+            if token not in raw and token in _normalize_all(forms, raw):
+                return raw
+    return None
+
+
+def _placements(token: str, x: str, d: str) -> list[str]:
+    """Texts where `x`'s normalization `d` would overlap `token` (see made_by_normalizing)."""
+    out = [x] if token in d else []
+    out += [token[:i] + x + token[i + len(d) :] for i in range(len(token)) if token.startswith(d, i)]
+    for k in range(1, min(len(token), len(d))):
+        if d.endswith(token[:k]):  # d's end starts the token
+            out.append(x + token[k:])
+        if d.startswith(token[-k:]):  # d's start ends the token
+            out.append(token[:-k] + x)
+    return out
+
+
 @dataclass(frozen=True)
 class Preparation:
     """Normalizations (applied in order), pre-split patterns (in order), where a space goes,
