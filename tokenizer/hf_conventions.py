@@ -5,6 +5,8 @@
 - Oniguruma's regex dialect (HF's engine): a possessive counted repetition `X{1,3}+` is written
   `(?>X{1,3})` there, and read back; its \\w (and so \\W, \\b, \\B) is another set of
   characters than ours, so a Split's are written out as that set when read.
+- Oniguruma's hex escapes: \\x{H...} is a code point and \\xH one hex digit there, which ours
+  do not read; a Split's are written as characters when read.
 
 Its own module so that reading a tokenizer.json (hf_import.py, under Tokenizer.load) does not
 need the exporter, which builds on the Tokenizer.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
+from typing import NoReturn
 
 
 @cache
@@ -52,6 +55,62 @@ _ATOMIC_COUNT = re.compile(r"\(\?>(\\[pP]\{[^}]*\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\
 def regex_from_oniguruma(regex: str) -> str:
     """Undo `oniguruma_regex`: `(?>X{1,3})` back to the possessive `X{1,3}+`."""
     return _ATOMIC_COUNT.sub(r"\1\2+", regex)
+
+
+# Oniguruma's hexadecimal escapes (HF's Split regexes): \x{H...} is a code point (1 to 8 digits),
+# \xH and \xHH one or two digits; ours reads only \xHH. Below 0x80 \xHH is that character; from
+# 0x80 it is a byte of UTF-8 there (a lone one fails, "\xc3\xa9" is "é"), not a code point.
+_HEX_ESCAPE = re.compile(r"\\x(?:\{([0-9A-Fa-f]{1,8})\}|([0-9A-Fa-f]{1,2}))")
+_META = set("\\^$.|?*+()[]{}#-&~")  # written escaped: special to one engine or the other, or in (?x)
+_HEX_FIX = "write the character itself, or its code point as \\x{HHHH} (1 to 8 hex digits) or \\uHHHH"
+
+
+def hex_escapes_from_oniguruma(regex: str) -> str:
+    """`regex` with Oniguruma's \\x{H...}, \\xH and \\xHH written as characters both engines read
+    alike: the character itself (a letter stays visible to multi_char_fold), else \\xHH below 0x80
+    and \\uHHHH in the BMP. ValueError for the forms HF reads that ours would read otherwise:
+    \\xHH from 0x80 (a UTF-8 byte there), \\x{...} with spaces (a sequence) or out of Unicode's
+    range (matches nothing there), \\x without digits."""
+    out, i = [], 0
+    while i < len(regex):
+        if regex[i] != "\\" or i + 1 >= len(regex):
+            out.append(regex[i])
+            i += 1
+        elif regex[i + 1] != "x":
+            out.append(regex[i : i + 2])
+            i += 2
+        else:
+            match = _HEX_ESCAPE.match(regex, i)
+            if match is None and regex.startswith("{", i + 2):
+                braced = regex[i : regex.find("}", i) + 1 or i + 12]
+                _refuse_hex(braced, "braces hold 1 to 8 hex digits here; HF reads spaces as a sequence")
+            if match is None:
+                _refuse_hex(regex[i : i + 3], "\\x without hex digits")
+            braced, short = match.groups()
+            value = int(braced or short, 16)
+            if short is not None and value >= 0x80:
+                _refuse_hex(
+                    match.group(), f"the byte 0x{value:02X} of UTF-8 there, not the code point U+{value:04X}"
+                )
+            if value > 0x10FFFF or 0xD800 <= value < 0xE000:
+                _refuse_hex(match.group(), "not a Unicode scalar value: HF matches nothing there")
+            out.append(_written(chr(value)))
+            i = match.end()
+    return "".join(out)
+
+
+def _written(ch: str) -> str:
+    if ch.isalnum() or (ch.isprintable() and not ch.isspace() and ch not in _META):
+        return ch
+    cp = ord(ch)
+    return f"\\x{cp:02x}" if cp < 0x80 else f"\\u{cp:04x}" if cp <= 0xFFFF else ch
+
+
+def _refuse_hex(escape: str, why: str) -> NoReturn:
+    raise ValueError(
+        f"{escape!r} is valid for Hugging Face (Oniguruma) but is read here otherwise or not at all "
+        f"({why}); {_HEX_FIX}"
+    )
 
 
 # Oniguruma's \w (HF's Split regexes) is not ours (Rust's, tiktoken's), checked on every code point

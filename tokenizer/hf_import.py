@@ -35,6 +35,8 @@ a file is never loaded as something else. What maps exactly, and why:
   pieces (a gap is a run of positions where R cannot start), and the named patterns match
   everything, so they are kept by name. A Split's `\\w`, `\\W`, `\\b`, `\\B` are written out
   as Oniguruma's word class (hf_conventions.py: "²" is a word character there, ZWJ is not).
+  Its \\x{41} and \\x7 (Oniguruma's code point and short hex escapes) are written as characters
+  both engines read alike; \\xe9 (a UTF-8 byte there) and the other forms are refused.
   `Digits` is the Isolated split of `\\p{N}+` (or of `\\p{N}` with individual_digits), with
   the numerals of Rust's Unicode (`_NUMERALS`).
   No pre-tokenizer step at all: the text is one chunk.
@@ -86,6 +88,7 @@ from .hf_added import (
 )
 from .hf_conventions import (
     bytes_to_unicode,
+    hex_escapes_from_oniguruma,
     multi_char_fold,
     regex_from_oniguruma,
     word_escapes_from_oniguruma,
@@ -280,10 +283,14 @@ def _split_pattern(step: Any, source: str) -> str:
         refuse(source, "pre_tokenizer", kind(step))
     spec = step.get("pattern")
     if isinstance(spec, dict) and isinstance(spec.get("Regex"), str) and spec["Regex"]:
-        regex = regex_from_oniguruma(spec["Regex"])
+        try:  # \x{41} and \x7 first: "{41}+" read as a repeated interval, "\x7" as bad syntax
+            written = hex_escapes_from_oniguruma(spec["Regex"])
+        except ValueError as e:
+            raise TokenizerFileError(f"{source}: pre_tokenizer Split: {e}") from None
+        regex = regex_from_oniguruma(written)
         # Oniguruma's own constructs first: BLOOM's nested class `[^(\s|[.,!?])]` is valid there
         # and read as "unbalanced parenthesis" by our engine, which said "fix the syntax".
-        construct = _oniguruma_only(spec["Regex"], anchors=regex not in PATTERNS.values())
+        construct = _oniguruma_only(written, anchors=regex not in PATTERNS.values())
         if construct:
             refuse(source, "pre_tokenizer Split regex with", construct, "Oniguruma gives it another meaning")
         try:
