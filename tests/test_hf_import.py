@@ -896,6 +896,45 @@ def test_options_that_are_not_true_or_false_are_refused():
         assert message in str(info.value), key
 
 
+MODEL_FIELDS = [  # (key, value, what we say or None where HF loads the file too)
+    ("unk_token", 1, "model.unk_token is 1; it must be a string or null"),
+    ("unk_token", ["x"], "model.unk_token is ['x']; it must be a string or null"),
+    ("fuse_unk", "x", "model.fuse_unk is 'x'; it must be true or false"),
+    ("fuse_unk", 1, "model.fuse_unk is 1; it must be true or false"),
+    ("dropout", "a", "model.dropout is 'a'; it must be a number from 0 to 1 or null"),
+    ("dropout", True, "model.dropout is True; it must be a number from 0 to 1 or null"),
+    ("dropout", 2.0, "model.dropout is 2.0; it must be a number from 0 to 1 or null"),
+    ("continuing_subword_prefix", 1, "model.continuing_subword_prefix is 1; it must be a string or null"),
+    ("end_of_word_suffix", 0, "model.end_of_word_suffix is 0; it must be a string or null"),
+    ("unk_token", "<unk>", None),  # unused: every byte is in model.vocab
+    ("fuse_unk", None, None),
+    ("byte_fallback", None, None),  # null is the default for HF's optional flags
+    ("ignore_merges", None, None),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), MODEL_FIELDS)
+def test_model_fields_of_a_type_hf_refuses_are_refused(key, value, message):
+    """HF refuses "unk_token": 1, "fuse_unk": "x", "dropout": "a" ("invalid type"); we loaded the
+    first two (fields we otherwise ignore) and called the third "BPE dropout is random". HF's
+    optional flags may be null, which we refused."""
+    obj = hf_json(byte_level(True), model=hf_trained("gpt2", "hello world " * 20, vocab_size=270).model)
+    obj["model"][key] = value
+    try:
+        hf.Tokenizer.from_str(json.dumps(obj))
+    except Exception:  # noqa: BLE001 - tokenizers raises its own Exception type
+        hf_loads = False
+    else:
+        hf_loads = True
+    assert hf_loads == (message is None)
+    if message is None:
+        from_hf_json(obj, "ok.json")
+        return
+    with pytest.raises(ValueError, match="^bad.json: ") as info:
+        from_hf_json(obj, "bad.json")
+    assert message in str(info.value)
+
+
 def test_added_token_ids_are_the_ones_hf_gives():
     """HF gives an added token that model.vocab lacks the next free id, whatever the file says:
     '<x>' with id 263 (HF: 258), or '<x>' and '<y>' both with id 258 (two special tokens on one

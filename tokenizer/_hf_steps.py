@@ -26,9 +26,14 @@ def refuse(source: str, where: str, what: str, why: str = "") -> None:
     )
 
 
-def flag(step: dict[str, Any], key: str, default: bool, source: str, where: str) -> bool:
-    """A true/false option: HF refuses any other value, where Python's truth read "false" as true."""
+def flag(
+    step: dict[str, Any], key: str, default: bool, source: str, where: str, *, nullable: bool = False
+) -> bool:
+    """A true/false option: HF refuses any other value, where Python's truth read "false" as true.
+    `nullable`: HF's optional flags (the model's) take null as the default."""
     value = step.get(key, default)
+    if value is None and nullable:
+        return default
     if not isinstance(value, bool):
         raise TokenizerFileError(f"{source}: {where}.{key} is {repr(value)[:40]}; it must be true or false")
     return value

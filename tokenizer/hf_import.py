@@ -142,7 +142,7 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
         preparation = Preparation(normalizers, prefix_space, pre_splits, added or None) or None
     except ValueError as e:  # a Split's regex that our engine cannot compile
         raise TokenizerFileError(f"{source}: pre_tokenizer: {e}") from None
-    chunk_lookup = flag(model, "ignore_merges", False, source, "model")
+    chunk_lookup = flag(model, "ignore_merges", False, source, "model", nullable=True)
     ranks, made = _ranks(model, special, source)
     check_added_ids(special, model["vocab"], source)
     bpe_makes = {
@@ -212,15 +212,35 @@ def _model(model: Any, source: str) -> dict[str, Any]:
         refuse(source, "model", kind(model), "only BPE models are")
     if "vocab" not in model:  # it said "model 'BPE' is not supported: only BPE models are"
         raise TokenizerFileError(f"{source}: model has no 'vocab' (an object mapping tokens to ids)")
-    if flag(model, "byte_fallback", False, source, "model"):
+    _check_model_field_types(model, source)
+    if flag(model, "byte_fallback", False, source, "model", nullable=True):
         refuse(source, "model option", "byte_fallback", "a byte-level BPE has every byte already")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             refuse(source, f"model option {key}", repr(model[key]))
     if model.get("dropout") not in (None, 0, 0.0):
-        refuse(source, "model option dropout", repr(model["dropout"]), "BPE dropout is random")
+        refuse(source, "model option dropout", repr(model["dropout"]), "BPE dropout skips merges")
     check_type(model["vocab"], dict, source, "model.vocab", "an object mapping tokens to ids")
     return model
+
+
+def _check_model_field_types(model: dict[str, Any], source: str) -> None:
+    """HF refuses a file whose model fields have another type ("unk_token": 1, "fuse_unk": "x",
+    "dropout": "a" or 2.0), also those a byte-level BPE never uses (unk_token, fuse_unk), which we
+    loaded: refused too, naming the field, so whatever loads here loads there."""
+    for key in ("unk_token", "continuing_subword_prefix", "end_of_word_suffix"):
+        value = model.get(key)
+        if value is not None and not isinstance(value, str):
+            raise TokenizerFileError(
+                f"{source}: model.{key} is {repr(value)[:40]}; it must be a string or null"
+            )
+    flag(model, "fuse_unk", False, source, "model", nullable=True)
+    dropout = model.get("dropout")
+    number = isinstance(dropout, (int, float)) and not isinstance(dropout, bool)
+    if dropout is not None and not (number and 0 <= dropout <= 1):
+        raise TokenizerFileError(
+            f"{source}: model.dropout is {repr(dropout)[:40]}; it must be a number from 0 to 1 or null"
+        )
 
 
 def _normalizers(normalizer: Any, source: str) -> tuple[str, ...]:
