@@ -462,6 +462,10 @@ REFUSED = [
     (lambda: hf_json(pre_tokenizers.Whitespace()), "pre_tokenizer 'Whitespace'"),
     (lambda: hf_json(pre_tokenizers.Metaspace()), "pre_tokenizer 'Metaspace'"),
     (lambda: hf_json(pre_tokenizers.BertPreTokenizer()), "pre_tokenizer 'BertPreTokenizer'"),
+    (  # a step before ByteLevel other than Split or Digits: a TypeError traceback ('str' not callable)
+        lambda: hf_json(pre_tokenizers.Sequence([pre_tokenizers.Whitespace(), byte_level(False)])),
+        "pre_tokenizer 'Whitespace' is not supported",
+    ),
     (lambda: hf_json(normalizer=normalizers.Lowercase()), "normalizer 'Lowercase' is not supported"),
     (
         lambda: hf_json(normalizer=normalizers.Sequence([normalizers.NFD(), normalizers.Lowercase()])),

@@ -296,10 +296,10 @@ def _pattern(pre: Any, source: str) -> tuple[str, str | None, tuple[str, ...]]:
 
 
 def _split_pattern(step: Any, source: str) -> str:
-    kind = step.get("type") if isinstance(step, dict) else None
-    if kind == "Digits":
+    step_type = step.get("type") if isinstance(step, dict) else None  # not `kind`, the function
+    if step_type == "Digits":
         return _DIGIT if step.get("individual_digits") else _DIGITS
-    if kind != "Split":
+    if step_type != "Split":
         refuse(source, "pre_tokenizer", kind(step))
     spec = step.get("pattern")
     if isinstance(spec, dict) and isinstance(spec.get("Regex"), str) and spec["Regex"]:
