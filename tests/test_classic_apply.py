@@ -309,3 +309,17 @@ def test_merges_limit_reads_only_the_merges_it_applies(tmp_path, capsys):
     code, out, err = ours(capsys, "-c", str(codes), "-m", "3", str(source))
     assert (code, out) == (2, "") and "codes.txt:4" in err
     assert classic.parse_codes(codes.read_text(encoding="utf-8"), limit=2) == [("t", "h"), ("th", "e")]
+
+
+# ----- --num-workers ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workers", ["1", "4", "-1"])
+def test_num_workers_is_taken_as_subword_nmt_takes_it(tmp_path, capsys, codes_path, workers):
+    """`apply-bpe --num-workers N` was 'unrecognized arguments'; subword-nmt's output does not
+    depend on it (-1: every core), so it is taken and the output is the one process's."""
+    text = corpus("tinyshakespeare.txt", 20_000)
+    source = tmp_path / "in.txt"
+    source.write_text(text, encoding="utf-8")
+    want = subword_nmt_command(tmp_path, text, "-c", str(codes_path), "--num-workers", workers)
+    assert ours(capsys, "-c", str(codes_path), "-i", str(source), "--num-workers", workers) == (0, want, "")

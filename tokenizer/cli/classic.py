@@ -197,4 +197,11 @@ def add_commands(subparsers) -> None:
         help="seed of --dropout's draws: the output of 'python -m subword_nmt.apply_bpe --seed S' "
         "(the subword-nmt command ignores its --seed); none: another output each run",
     )
+    p.add_argument(
+        "--num-workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="taken for subword-nmt's command line: the output does not depend on it (one process here)",
+    )
     p.set_defaults(func=cmd_apply)
