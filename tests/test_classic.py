@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import io
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -364,6 +365,34 @@ def test_cli_takes_subword_nmts_own_spellings(tmp_path, capsys, monkeypatch, tay
     assert capsys.readouterr().out == subword_nmt_apply(codes, text, "@@")
     assert main(["classic", "apply", "-c", str(codes), "-i", str(source), str(source)]) == 2
     assert "as INPUT or as --input, not both" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra", [[], ["--min-frequency", "3", "-t"]])
+def test_cli_learn_verbose_writes_learn_bpes_lines_and_takes_num_workers(
+    tmp_path, capsys, taylorswift, extra
+):
+    """`learn-bpe -v` (each merge with its frequency on stderr) and `--num-workers N` were
+    'unrecognized arguments'; -v now writes subword-nmt's lines, word for word."""
+    text = taylorswift[:40_000]
+    source = tmp_path / "in.txt"
+    source.write_text(text, encoding="utf-8")
+    infile = codecs.getreader("utf-8")(io.BytesIO(text.encode("utf-8")))
+    outfile, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        learn_bpe.learn_bpe(
+            infile,
+            outfile,
+            400,
+            verbose=True,
+            min_frequency=int(extra[1]) if extra else 2,
+            total_symbols=bool(extra),
+        )
+    want = re.findall(r"pair \d+: .*? \(frequency \d+\)", stderr.getvalue())  # tqdm's bar shares a line
+    assert len(want) > 100
+    assert main(["classic", "learn", "-s", "400", "-i", str(source), "-v", "--num-workers", "2", *extra]) == 0
+    out, err = capsys.readouterr()
+    assert out == outfile.getvalue()
+    assert [line for line in err.splitlines() if line.startswith("pair ")] == want
 
 
 def test_cli_apply_refuses_codes_and_text_both_on_stdin(capsys, monkeypatch):

@@ -13,7 +13,7 @@ from ..classic import (
     compile_glossaries,
     count_words,
     format_codes,
-    learn,
+    learn_steps,
     merges_budget,
     parse_codes,
     parse_vocabulary,
@@ -31,7 +31,15 @@ def cmd_learn(args: argparse.Namespace) -> int:
     for path in args.inputs:
         text = read_utf8(path)
         counts.update(parse_word_counts(text, str(path)) if args.dict_input else count_words(text))
-    merges = learn(counts, args.merges, args.min_frequency, total_symbols=args.total_symbols)
+    merges = []
+    for step in learn_steps(counts, args.merges, args.min_frequency, total_symbols=args.total_symbols, top=1):
+        left, right = step["pair"]
+        if args.verbose:  # learn-bpe -v's line, on stderr as there
+            print(
+                f"pair {step['step']}: {left} {right} -> {left}{right} (frequency {step['count']})",
+                file=sys.stderr,
+            )
+        merges.append((left, right))
     codes = format_codes(merges)
     if args.output == STDIO:
         sys.stdout.write(codes)
@@ -142,6 +150,8 @@ def add_commands(subparsers) -> None:
     )
     p.add_argument("--dict-input", action="store_true", help="inputs are 'word count' lines")
     p.add_argument("--output", "-o", default=STDIO, help="codes file to write ('-' or none: stdout)")
+    p.add_argument("--verbose", "-v", action="store_true", help="each merge and its frequency on stderr")
+    add_num_workers(p)
     p.set_defaults(func=cmd_learn)
 
     p = sub.add_parser("apply", help="segment text with a codes file")
@@ -197,6 +207,11 @@ def add_commands(subparsers) -> None:
         help="seed of --dropout's draws: the output of 'python -m subword_nmt.apply_bpe --seed S' "
         "(the subword-nmt command ignores its --seed); none: another output each run",
     )
+    add_num_workers(p)
+    p.set_defaults(func=cmd_apply)
+
+
+def add_num_workers(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--num-workers",
         type=int,
@@ -204,4 +219,3 @@ def add_commands(subparsers) -> None:
         metavar="N",
         help="taken for subword-nmt's command line: the output does not depend on it (one process here)",
     )
-    p.set_defaults(func=cmd_apply)
