@@ -18,6 +18,7 @@ from tokenizer import classic
 from tokenizer.cli import main
 
 apply_bpe = pytest.importorskip("subword_nmt.apply_bpe")
+get_vocab = pytest.importorskip("subword_nmt.get_vocab")
 
 SUBWORD_NMT = "import sys; from subword_nmt.subword_nmt import main; sys.exit(main())"  # its console script
 
@@ -323,3 +324,43 @@ def test_num_workers_is_taken_as_subword_nmt_takes_it(tmp_path, capsys, codes_pa
     source.write_text(text, encoding="utf-8")
     want = subword_nmt_command(tmp_path, text, "-c", str(codes_path), "--num-workers", workers)
     assert ours(capsys, "-c", str(codes_path), "-i", str(source), "--num-workers", workers) == (0, want, "")
+
+
+# ----- get-vocab ---------------------------------------------------------------------------------
+
+
+def test_get_vocab_equals_the_subword_nmt_command(tmp_path, capsys, codes_path, held_out):
+    """`subword-nmt get-vocab` (the vocabulary --vocabulary reads) had no counterpart here: the
+    paper's workflow needed subword-nmt for one step. The units and counts, in its order (most
+    frequent first, ties by first occurrence), with its line ends and spaces."""
+    merges = classic.parse_codes(codes_path.read_text(encoding="utf-8"))
+    text = classic.apply(held_out, merges, "@@") + "a  b\x0bb\r\n\u2028 a \x85b\n"
+    want = subword_nmt_get_vocab(tmp_path, text).read_text(encoding="utf-8")
+    assert classic.format_vocabulary(classic.count_units(text)) == want
+    source, out = tmp_path / "segmented.txt", tmp_path / "vocab.txt"
+    source.write_bytes(text.encode("utf-8"))
+    assert ours_command(capsys, "get-vocab", str(source)) == (0, want, "")
+    assert ours_command(capsys, "get-vocab", "-i", str(source), "-o", str(out)) == (0, "", "")
+    assert out.read_text(encoding="utf-8") == want
+    plain = classic.apply(held_out, merges, "@@")  # what --vocabulary reads back (no \x0b in a unit)
+    units = classic.count_units(plain)
+    assert classic.parse_vocabulary(classic.format_vocabulary(units)) == {unit for unit, _ in units}
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet="ab@ \n\r\t\x0b\x85\u2028", max_size=60))
+def test_get_vocab_equals_subword_nmts_function_on_generated_text(text):
+    out = io.StringIO()
+    get_vocab.get_vocab(lines_as_codecs_reads(text), out)
+    assert classic.format_vocabulary(classic.count_units(text)) == out.getvalue()
+
+
+def lines_as_codecs_reads(text: str) -> list[str]:
+    """The lines subword-nmt's command iterates: its codecs reader splits as str.splitlines."""
+    return text.splitlines(keepends=True)
+
+
+def ours_command(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["classic", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err

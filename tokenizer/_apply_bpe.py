@@ -22,7 +22,9 @@ the output requires, because its corners are part of what users get:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from pathlib import Path
 
 from .streaming import not_utf8
@@ -77,6 +79,21 @@ def isolate_glossary(word: str, glossary: str) -> list[str]:
 
 
 # ----- vocabulary --------------------------------------------------------------------------
+
+
+def count_units(text: str) -> list[tuple[str, int]]:
+    """subword-nmt get-vocab: each space-separated unit of a (segmented) text with its count,
+    most frequent first, ties in order of first occurrence (a stable sort of a Counter); lines
+    split as its codecs reader splits them, each stripped of "\r", "\n" and spaces only."""
+    counts: Counter[str] = Counter()
+    for line in text.splitlines(keepends=True):
+        counts.update(unit for unit in line.strip("\r\n ").split(" ") if unit)
+    return sorted(counts.items(), key=itemgetter(1), reverse=True)
+
+
+def format_vocabulary(units: Iterable[tuple[str, int]]) -> str:
+    """get-vocab's output: a 'unit count' line per unit (what --vocabulary reads)."""
+    return "".join(f"{unit} {count}\n" for unit, count in units)
 
 
 def parse_vocabulary(text: str, threshold: int | None = None, source: str = "<string>") -> set[str]:

@@ -41,6 +41,8 @@ from typing import Any
 from . import _subword_nmt
 from ._apply_bpe import END_OF_WORD as END_OF_WORD  # the word-end marker: defined with the apply port
 from ._apply_bpe import compile_glossaries, isolate_glossaries, reverse_merges, split_to_vocabulary
+from ._apply_bpe import count_units as count_units  # subword-nmt get-vocab
+from ._apply_bpe import format_vocabulary as format_vocabulary
 from ._apply_bpe import parse_vocabulary as parse_vocabulary  # public here, with the codes readers
 from ._apply_bpe import read_vocabulary as read_vocabulary
 from .formats import atomic_write_text

@@ -11,8 +11,10 @@ from ..classic import (
     apply,
     check_dropout,
     compile_glossaries,
+    count_units,
     count_words,
     format_codes,
+    format_vocabulary,
     learn_steps,
     merges_budget,
     parse_codes,
@@ -131,8 +133,25 @@ def cmd_apply(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_get_vocab(args: argparse.Namespace) -> int:
+    """subword-nmt get-vocab: the units of a segmented text with their counts."""
+    if args.input_option is not None:
+        if args.input != STDIO:
+            raise ValueError("give the text file once: as INPUT or as --input, not both")
+        args.input = args.input_option
+    to_stdout = args.output in (None, STDIO)
+    if not to_stdout:
+        check_output(args.output, inputs=[args.input])
+    vocabulary = format_vocabulary(count_units(read_utf8(args.input)))
+    if to_stdout:
+        sys.stdout.write(vocabulary)
+    else:
+        atomic_write_text(ready(Path(args.output)), vocabulary)
+    return 0
+
+
 def add_commands(subparsers) -> None:
-    """`classic learn|apply ...`."""
+    """`classic learn|apply|get-vocab ...`."""
     parser = subparsers.add_parser("classic", help="classic BPE (Sennrich et al. 2016), same as subword-nmt")
     sub = parser.add_subparsers(dest="classic_command", required=True)
 
@@ -209,6 +228,16 @@ def add_commands(subparsers) -> None:
     )
     add_num_workers(p)
     p.set_defaults(func=cmd_apply)
+
+    p = sub.add_parser(
+        "get-vocab", help="units of a segmented text with their counts (subword-nmt get-vocab)"
+    )
+    p.add_argument(
+        "input", nargs="?", default=STDIO, metavar="INPUT", help="UTF-8 text file (default: stdin)"
+    )
+    p.add_argument("--input", "-i", dest="input_option", default=None, help="the same as INPUT")
+    p.add_argument("--output", "-o", default=None, help="output file ('-' or none: stdout)")
+    p.set_defaults(func=cmd_get_vocab)
 
 
 def add_num_workers(p: argparse.ArgumentParser) -> None:
