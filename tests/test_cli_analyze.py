@@ -52,6 +52,32 @@ def test_audit_json_equals_the_library(capsys):
     assert "unused" not in run_json(capsys, "audit", "gpt2")
 
 
+def test_corpus_given_twice_counts_every_file(capsys, tmp_path):
+    """`--corpus a --corpus b` is the same as `--corpus a b`: argparse's default for a repeated
+    option kept only the last one, and the unused ids silently ignored file a."""
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("zebra quixotic")
+    b.write_text("hello world")
+    once = run_json(capsys, "audit", "gpt2", "--corpus", str(a), str(b))
+    twice = run_json(capsys, "audit", "gpt2", "--corpus", str(a), "--corpus", str(b))
+    assert twice["unused"] == once["unused"]
+    want = audit(get_encoding("gpt2"), corpus_texts=["zebra quixotic", "hello world"])
+    assert once["unused"] == want["unused"]
+
+
+def test_diff_corpus_given_twice_counts_every_file(capsys, tmp_path, trained):
+    """The same for diff's training corpus: a replay on the last file alone is not theirs."""
+    text = corpus_text("taylorswift.txt")
+    half = text.index("\n", len(text) // 2) + 1  # after a newline: the same chunks as the whole text
+    (tmp_path / "a.txt").write_text(text[:half], encoding="utf-8")
+    (tmp_path / "b.txt").write_text(text[half:], encoding="utf-8")
+    first, lexical = (str(trained / rule) for rule in ("first", "lexical"))
+    whole = run_json(capsys, "diff", first, lexical, "--corpus", TAYLOR)
+    parts = ["--corpus", str(tmp_path / "a.txt"), "--corpus", str(tmp_path / "b.txt")]
+    got = run_json(capsys, "diff", first, lexical, *parts)
+    assert got["divergence"]["candidates"] == whole["divergence"]["candidates"]
+
+
 def test_audit_of_an_hf_tokenizer_json(capsys, tmp_path, trained):
     tok = Tokenizer.load(trained / "first")
     export_hf(tok, tmp_path / "tokenizer.json")

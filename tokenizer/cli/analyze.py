@@ -229,9 +229,9 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "tokenizer", metavar="TOKENIZER", help="encoding name, saved STEM, .tiktoken, .json or tokenizer.json"
     )
-    p.add_argument(
-        "--corpus", nargs="+", metavar="FILE", help="UTF-8 files: list the ids their encoding never uses"
-    )
+    # action="extend": `--corpus a --corpus b` reads both files (argparse's default kept only b)
+    p.add_argument("--corpus", nargs="+", action="extend", metavar="FILE",
+                   help="UTF-8 files: list the ids their encoding never uses")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the audit as JSON")
     p.set_defaults(func=cmd_audit)
 
@@ -253,7 +253,7 @@ def add_commands(subparsers) -> None:
     p = subparsers.add_parser("diff", help="compare two vocabularies; why two trainings diverged")
     p.add_argument("a", metavar="A", help="a TOKENIZER")
     p.add_argument("b", metavar="B", help="another TOKENIZER")
-    p.add_argument("--corpus", nargs="+", metavar="FILE",
+    p.add_argument("--corpus", nargs="+", action="extend", metavar="FILE",
                    help="the training corpus of A and B (trained here): exact counts where they diverged")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(func=cmd_diff)
