@@ -471,3 +471,49 @@ def test_a_bad_option_value_names_the_flag(tmp_path, capsys, argv, flag):
     argv = [a.format(corpus=corpus, out=tmp_path / "out") for a in argv]
     assert main(argv) == 2
     assert f"error: {flag}" in capsys.readouterr().err
+
+
+INTEGER_OPTIONS = [  # (the command line, where {n} is the number) for every integer option here
+    ["train", "{corpus}", "--vocab-size", "{n}", "-q", "-o", "{out}"],
+    ["train", "{corpus}", "-v", "300", "--workers", "{n}", "-q", "-o", "{out}"],
+    ["train", "{corpus}", "-v", "300", "--min-frequency", "{n}", "-q", "-o", "{out}"],
+    ["train", "{corpus}", "-v", "300", "--min-chunk-count", "{n}", "-q", "-o", "{out}"],
+    ["train", "{corpus}", "-v", "300", "--max-chunks", "{n}", "-q", "-o", "{out}"],
+    ["count", "{corpus}", "--workers", "{n}", "-q", "-o", "{out}"],
+    ["count", "{corpus}", "--min-chunk-count", "{n}", "-q", "-o", "{out}"],
+    ["count", "{corpus}", "--max-chunks", "{n}", "-q", "-o", "{out}"],
+    ["extend", "gpt2", "{corpus}", "--add", "{n}", "-q", "-o", "{out}"],
+    ["extend", "gpt2", "{corpus}", "--add", "5", "--min-frequency", "{n}", "-q", "-o", "{out}"],
+    ["extend", "gpt2", "{corpus}", "--add", "5", "--workers", "{n}", "-q", "-o", "{out}"],
+    ["stats", "{corpus}", "-t", "gpt2", "--workers", "{n}"],
+    ["stats", "{corpus}", "-t", "gpt2", "--sweep", "{n}"],
+    ["stats", "{corpus}", "-t", "gpt2", "--sweep", "1000,{n}"],
+]
+
+
+@pytest.mark.parametrize("argv", INTEGER_OPTIONS, ids=lambda argv: "-".join(a for a in argv if a[0] == "-"))
+@pytest.mark.parametrize("number", ["٣٠٠", "３００", "3_00", "1e3", "9" * 5000])
+def test_integer_options_take_ascii_digits_only(tmp_path, capsys, argv, number):
+    """int() reads '٣٠٠' (Arabic-Indic) and '３００' (fullwidth) as 300 and '3_00' as 300 too:
+    `train --vocab-size ٣٠٠` trained 300 without a word, where `decode ٣٠٠` and the server's
+    form refuse those spellings. Now each is a usage error naming the option, before any work;
+    so is a number past int()'s 4,300 digits, which argparse called an "invalid int value"."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world " * 20, encoding="utf-8")
+    argv = [a.format(corpus=corpus, out=tmp_path / "out", n=number) for a in argv]
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    option = next(a for a in argv if a.startswith("--") and number in argv[argv.index(a) + 1])
+    assert f"argument {option}" in err and "write it with the digits 0-9" in err, err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]
+
+
+@pytest.mark.parametrize("number", ["300", "+300", " 300 "])
+def test_integer_options_still_take_plain_numbers(tmp_path, capsys, number):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world " * 20, encoding="utf-8")
+    assert main(["train", str(corpus), "-v", number, "-q", "-o", str(tmp_path / "t")]) == 0
+    assert Tokenizer.load(tmp_path / "t").metadata["training"]["vocab_size"] == 300

@@ -18,7 +18,7 @@ from ..loading import load_any
 from ..stats import check_languages, check_sweep_sizes, language_rows, sweep, text_stats, udhr_sections
 from ..streaming import default_workers
 from ..vocab_diff import diff
-from .common import read_utf8
+from .common import integer, read_utf8
 
 SHOWN = 10  # ids listed per audit list in the table (the JSON has all of them)
 
@@ -114,11 +114,9 @@ def parse_sizes(value: str) -> list[int]:
     sizes = []
     for part in value.split(","):
         try:
-            sizes.append(int(part))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{part.strip()!r} is not an integer (give e.g. 1000,2000,4000)"
-            ) from None
+            sizes.append(integer(part))
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentTypeError(f"{e} (give e.g. 1000,2000,4000)") from None
     return sizes
 
 
@@ -245,7 +243,7 @@ def add_commands(subparsers) -> None:
                    help="FILEs are UDHR-style ('##### UDHR code=... name=...' headers): tokens and parity per language")  # fmt: skip
     p.add_argument("--sweep", type=parse_sizes, metavar="V,V,...",
                    help="tokens at these vocabulary sizes (each tokenizer cut to ranks < V), increasing")  # fmt: skip
-    p.add_argument("--workers", "-j", type=int, metavar="N",
+    p.add_argument("--workers", "-j", type=integer, metavar="N",
                    help="processes encoding the distinct chunks (default: all cores; 1 for one process)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.set_defaults(func=cmd_stats)

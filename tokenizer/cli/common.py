@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable
@@ -19,6 +20,26 @@ from ..streaming import not_utf8
 DEFAULT_ENCODING = "cl100k_base"
 STDIO = "-"  # as a file to read: stdin; as -o of `classic`: stdout
 DEFAULT_PATTERN = "gpt4"  # as train() and count_chunks()
+# An integer as the command line takes it: ASCII digits and an optional sign (re.ASCII is moot
+# for [0-9], kept explicit). int() also reads '٣٠٠' (Arabic-Indic), '３００' (fullwidth) and
+# '3_00' as 300: `train --vocab-size ٣٠٠` trained 300 without a word, where `decode` and the
+# server's form refuse those spellings.
+DECIMAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def integer(value: str) -> int:
+    """The argparse `type` of every integer option: '300', '+300', ' 300 ' but not '٣٠٠', '3_00',
+    '1e3' or '3.0'. Ranges are the library's to check, which names the option in its message."""
+    text = value.strip()
+    if not DECIMAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not an integer: write it with the digits 0-9")
+    try:
+        return int(text)
+    except ValueError:  # past int()'s 4,300 digits: an integer, but no count or size is that big
+        digits = len(text.lstrip("+-"))
+        raise argparse.ArgumentTypeError(
+            f"{text[:20]}... ({digits:,} digits) is far too big: write it with the digits 0-9, at most 4,300 of them"
+        ) from None
 
 
 def add_tokenizer_choice(parser: argparse.ArgumentParser) -> None:

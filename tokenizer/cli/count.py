@@ -11,7 +11,7 @@ from ..patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
 from ..regex_check import check_split_regex
 from ..streaming import expand_inputs
 from ..train import looks_like_a_name
-from .common import DEFAULT_PATTERN, check_output, corpus_sample, ready
+from .common import DEFAULT_PATTERN, check_output, corpus_sample, integer, ready
 from .progress import progress_bars
 from .stdin_corpus import stdin_as_file
 
@@ -75,10 +75,10 @@ def add_commands(subparsers) -> None:
     p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
     # train's spelling of a custom split (train --counts then takes the same --regex)
     p.add_argument("--regex", help="a custom split regex instead of --pattern, as train --regex")
-    p.add_argument("--workers", "-j", type=int, help="processes (default: all cores for big inputs)")
-    p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")
+    p.add_argument("--workers", "-j", type=integer, help="processes (default: all cores for big inputs)")
+    p.add_argument("--min-chunk-count", type=integer, default=1, help="drop chunks seen fewer times")
     p.add_argument(
-        "--max-chunks", type=int, metavar="N", help="bound the table to N chunks (approximate counts)"
+        "--max-chunks", type=integer, metavar="N", help="bound the table to N chunks (approximate counts)"
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("-o", "--output", required=True, help="count table to write (gzip'd JSON lines)")

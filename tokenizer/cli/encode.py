@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 
 from ..core import Tokenizer
 from ..encodings import list_encodings
-from .common import add_tokenizer_choice, load_tokenizer, read_text, read_utf8
+from .common import DECIMAL, add_tokenizer_choice, load_tokenizer, read_text, read_utf8
 
-# an id as the command line takes it: ASCII digits only (re.ASCII is moot for [0-9], kept explicit)
-DECIMAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
 # What encode does with text that spells a special token, as tiktoken's arguments say it.
 SPECIAL_HANDLING = {
     "text": {"disallowed_special": ()},  # ordinary text, split and merged as any other

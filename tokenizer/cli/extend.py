@@ -10,7 +10,7 @@ from ..formats import name_of_file
 from ..loading import load_any
 from ..streaming import expand_inputs
 from ..train import TIE_BREAKS
-from .common import check_output, read_utf8, ready, tokenizer_files
+from .common import check_output, integer, read_utf8, ready, tokenizer_files
 from .progress import progress_bars
 
 
@@ -71,15 +71,19 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "files", nargs="+", metavar="FILE", help="UTF-8 text files to learn from, or quoted globs (streamed)"
     )
-    p.add_argument("--add", "-n", type=int, required=True, metavar="N", help="new tokens to add (at most)")
+    p.add_argument(
+        "--add", "-n", type=integer, required=True, metavar="N", help="new tokens to add (at most)"
+    )
     p.add_argument(
         "--tie-break", choices=TIE_BREAKS, default="first", help="first (minbpe) or lexical (rustbpe)"
     )
     p.add_argument(
-        "--min-frequency", type=int, default=2, help="stop when the best pair is rarer (default 2)"
+        "--min-frequency", type=integer, default=2, help="stop when the best pair is rarer (default 2)"
     )
     p.add_argument("--held-out", metavar="FILE", help="also report the token counts of this file")
-    p.add_argument("--workers", "-j", type=int, help="counting processes (default: all cores for big inputs)")
+    p.add_argument(
+        "--workers", "-j", type=integer, help="counting processes (default: all cores for big inputs)"
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     p.add_argument(
         "-o", "--output", required=True, metavar="OUT_STEM", help="writes OUT_STEM.tiktoken + .json"

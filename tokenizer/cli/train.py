@@ -10,7 +10,7 @@ from ..patterns import is_named
 from ..regex_check import check_split_regex
 from ..streaming import expand_inputs
 from ..train import TIE_BREAKS, split_pattern, train
-from .common import DEFAULT_PATTERN, check_output, corpus_sample, ready
+from .common import DEFAULT_PATTERN, check_output, corpus_sample, integer, ready
 from .progress import progress_bars
 from .stdin_corpus import stdin_as_file
 
@@ -79,7 +79,7 @@ def add_commands(subparsers) -> None:
     p.add_argument(
         "files", nargs="*", metavar="FILE", help="UTF-8 text files, quoted globs (streamed), or - for stdin"
     )
-    p.add_argument("--vocab-size", "-v", type=int, required=True, help="256 bytes + merges")
+    p.add_argument("--vocab-size", "-v", type=integer, required=True, help="256 bytes + merges")
     p.add_argument(
         "--pattern", "-p", metavar="NAME", help="split pattern: gpt2, gpt4 (default), o200k or none"
     )
@@ -93,13 +93,18 @@ def add_commands(subparsers) -> None:
         "--tie-break", choices=TIE_BREAKS, default="first", help="first (minbpe) or lexical (rustbpe)"
     )
     p.add_argument("--special", action="append", metavar="TOKEN", help="a special token (repeatable)")
-    p.add_argument("--workers", "-j", type=int, help="counting processes (default: all cores for big inputs)")
     p.add_argument(
-        "--min-frequency", type=int, default=2, help="stop when the best pair is rarer (default 2)"
+        "--workers", "-j", type=integer, help="counting processes (default: all cores for big inputs)"
     )
-    p.add_argument("--min-chunk-count", type=int, default=1, help="drop chunks seen fewer times")
     p.add_argument(
-        "--max-chunks", type=int, metavar="N", help="bound the count table to N chunks (approximate counts)"
+        "--min-frequency", type=integer, default=2, help="stop when the best pair is rarer (default 2)"
+    )
+    p.add_argument("--min-chunk-count", type=integer, default=1, help="drop chunks seen fewer times")
+    p.add_argument(
+        "--max-chunks",
+        type=integer,
+        metavar="N",
+        help="bound the count table to N chunks (approximate counts)",
     )
     p.add_argument("--counts", metavar="FILE", help="train on a count table from `count` instead of FILEs")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
