@@ -517,3 +517,30 @@ def test_integer_options_still_take_plain_numbers(tmp_path, capsys, number):
     corpus.write_text("hello world " * 20, encoding="utf-8")
     assert main(["train", str(corpus), "-v", number, "-q", "-o", str(tmp_path / "t")]) == 0
     assert Tokenizer.load(tmp_path / "t").metadata["training"]["vocab_size"] == 300
+
+
+def test_extend_reads_its_corpus_from_stdin_as_dash_as_train_does(tmp_path):
+    """`zcat src.gz | extend cl100k_base - --add N` said "corpus file not found: -", the very
+    message train and count gave before they read '-' as stdin; extend now does too: the same
+    result as the file, stdin's bad UTF-8 named, and '-' twice (a FILE and --held-out) refused."""
+    import subprocess
+    import sys
+
+    text = "the cat sat on the mat with the hat " * 50
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(text, encoding="utf-8")
+
+    def run(*args: str, stdin: bytes) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "tokenizer", "extend", "gpt2", *args, "--add", "5", "-q"]
+        return subprocess.run(command, input=stdin, capture_output=True, cwd=ROOT, check=False, timeout=120)
+
+    for stem, source in [("piped", "-"), ("file", str(corpus))]:
+        done = run(source, "-o", str(tmp_path / stem), stdin=text.encode())
+        assert done.returncode == 0, done.stderr.decode()
+    assert Tokenizer.load(tmp_path / "piped").merges == Tokenizer.load(tmp_path / "file").merges
+    bad = run("-", "-o", str(tmp_path / "x"), stdin=b"ok\n\xff")
+    assert bad.returncode == 2
+    assert "error: stdin: not valid UTF-8 at byte offset 3 (FF)" in bad.stderr.decode()
+    twice = run("-", "--held-out", "-", "-o", str(tmp_path / "x"), stdin=b"ab")
+    assert twice.returncode == 2 and "'-' (stdin) is given twice" in twice.stderr.decode()
+    assert not list(tmp_path.glob("x*"))

@@ -10,11 +10,21 @@ from ..formats import name_of_file
 from ..loading import load_any
 from ..streaming import expand_inputs
 from ..train import TIE_BREAKS
-from .common import check_output, integer, read_utf8, ready, tokenizer_files
+from .common import STDIO, check_output, integer, read_utf8, ready, tokenizer_files
 from .progress import progress_bars
+from .stdin_corpus import stdin_as_file
 
 
 def cmd_extend(args: argparse.Namespace) -> int:
+    """As train: '-' among the FILEs is the corpus from stdin (it said "corpus file not found: -")."""
+    if args.held_out == STDIO and STDIO in args.files:
+        raise ValueError("'-' (stdin) is given twice, as a FILE and as --held-out; stdin can be read once")
+    with stdin_as_file(args.files) as files:
+        args.files = files
+        return _extend(args)
+
+
+def _extend(args: argparse.Namespace) -> int:
     inputs = [*tokenizer_files(args.base), *args.files, *([args.held_out] if args.held_out else [])]
     out = check_output(args.output, stem=True, inputs=inputs)
     base = load_any(args.base)
@@ -69,7 +79,10 @@ def add_commands(subparsers) -> None:
     )
     p.add_argument("base", metavar="BASE", help="a reference encoding (cl100k_base, ...) or a tokenizer file")
     p.add_argument(
-        "files", nargs="+", metavar="FILE", help="UTF-8 text files to learn from, or quoted globs (streamed)"
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="UTF-8 text files to learn from, quoted globs (streamed), or - for stdin",
     )
     p.add_argument(
         "--add", "-n", type=integer, required=True, metavar="N", help="new tokens to add (at most)"

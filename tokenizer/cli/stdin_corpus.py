@@ -1,4 +1,4 @@
-"""`-` among the FILEs of `train` and `count`: the corpus read from stdin.
+"""`-` among the FILEs of `train`, `count` and `extend`: the corpus read from stdin.
 
 Counting reads its files twice (the custom regex's sample, then the count) and cuts them
 into byte ranges for its worker processes, which a pipe allows neither of; so stdin is first
