@@ -544,3 +544,17 @@ def test_extend_reads_its_corpus_from_stdin_as_dash_as_train_does(tmp_path):
     twice = run("-", "--held-out", "-", "-o", str(tmp_path / "x"), stdin=b"ab")
     assert twice.returncode == 2 and "'-' (stdin) is given twice" in twice.stderr.decode()
     assert not list(tmp_path.glob("x*"))
+
+
+def test_max_chunks_with_counts_names_the_flag_and_the_fix(tmp_path, capsys):
+    """`train --counts t.gz --max-chunks N` said "max_chunks bounds counting; given counts were
+    counted already": the library's keyword, and no way out. It names the flag and where it goes."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world hello\n" * 20, encoding="utf-8")
+    assert main(["count", str(corpus), "-q", "-o", str(tmp_path / "c.gz")]) == 0
+    capsys.readouterr()
+    argv = ["train", "--counts", str(tmp_path / "c.gz"), "-v", "300", "--max-chunks", "5", "-q"]
+    assert main([*argv, "-o", str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --max-chunks ") and "count --max-chunks" in err, err
+    assert not list(tmp_path.glob("t.*"))

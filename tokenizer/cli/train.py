@@ -32,6 +32,13 @@ def _train(args: argparse.Namespace) -> int:
         raise ValueError("give FILEs to train on, or --counts")
     if args.files and args.counts:
         raise ValueError("give FILEs or --counts, not both")
+    if (
+        args.counts and args.max_chunks is not None
+    ):  # the library's "max_chunks bounds counting" named no flag
+        raise ValueError(
+            "--max-chunks bounds the count table while counting, and --counts was counted already: "
+            "give it to `count` (count --max-chunks N ...), or leave it out here"
+        )
     files = expand_inputs(args.files) if args.files else []  # quoted globs too, as count takes them
     out = check_output(args.output, stem=True, inputs=[*files, *([args.counts] if args.counts else [])])
     pattern, regex = args.pattern, args.regex
