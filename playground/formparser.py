@@ -24,9 +24,9 @@ from typing import IO, Any
 from urllib.parse import unquote_to_bytes
 
 from werkzeug.datastructures import FileStorage, MultiDict
-from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 from werkzeug.formparser import FormDataParser, MultiPartParser
-from werkzeug.sansio.multipart import Data, Epilogue, Field, File, MultipartDecoder, NeedData
+from werkzeug.sansio.multipart import Data, Epilogue, Field, File, MultipartDecoder, NeedData, State
 
 from .errors import ApiError, human_size
 
@@ -83,15 +83,17 @@ class BoundedFormParser(FormDataParser):
         chunks: list[bytes] = []
         out: IO[bytes] | None = None
         size = 0
+        received = 0  # bytes of the body so far
         while True:
-            data = stream.read(READ_BLOCK)
+            data = self._read(stream, received, content_length)
+            received += len(data)
             try:
                 decoder.receive_data(data or None)
             except RequestEntityTooLarge:  # parts are consumed as they come: this is text before any
                 raise ValueError(  # boundary, not a big upload (which the 413 of MAX_UPLOAD_BYTES says)
                     f"no part boundary within its first {human_size(self.max_form_memory_size)}"
                 ) from None
-            event = self._next_event(decoder)
+            event = self._next_event(decoder, part, boundary)
             while not isinstance(event, (Epilogue, NeedData)):
                 if isinstance(event, (Field, File)) and event.name is None:  # was a 500 (None[:40])
                     raise ApiError(
@@ -120,13 +122,31 @@ class BoundedFormParser(FormDataParser):
                         files.append(
                             (part.name, FileStorage(out, part.filename, part.name, headers=part.headers))
                         )
-                event = self._next_event(decoder)
+                event = self._next_event(decoder, part, boundary)
             if not data:
                 return stream, self.cls(fields), self.cls(files)
 
-    def _next_event(self, decoder: MultipartDecoder):
+    @staticmethod
+    def _read(stream: IO[bytes], received: int, content_length: int | None) -> bytes:
+        """The next block of the body; a body shorter than its Content-Length (the connection
+        dropped mid-upload) was werkzeug's "The browser (or proxy) sent a request that this
+        server could not understand"."""
+        try:
+            return stream.read(READ_BLOCK)
+        except ClientDisconnected:
+            raise ApiError(
+                400,
+                f"the upload ended after {received:,} of the {content_length or 0:,} bytes its "
+                "Content-Length announced: it was cut short (a dropped connection?); send it again",
+            ) from None
+
+    def _next_event(self, decoder: MultipartDecoder, part: Field | File | None, boundary: bytes):
         try:
             return decoder.next_event()
+        except ValueError:
+            if not decoder.complete:
+                raise
+            raise ApiError(400, _unfinished(decoder.state, part, boundary)) from None
         except RequestEntityTooLarge:  # its part count: 100 files of 10 bytes said "the limit is 200 MB"
             raise ApiError(
                 413,
@@ -189,6 +209,22 @@ class BoundedFormParser(FormDataParser):
                 f"{what} is not UTF-8 text: invalid byte(s) at offset {e.start} ({bad}); "
                 "send it as UTF-8 (a browser form always does)",
             ) from None
+
+
+def _unfinished(state: State, part: Field | File | None, boundary: bytes) -> str:
+    """Why a multipart body that has ended is not a whole form, in the user's words: werkzeug
+    says "Invalid form-data cannot parse beyond State.DATA"."""
+    shown = boundary.decode("ascii", "replace")[:70]
+    if state == State.PREAMBLE:
+        return (
+            f"malformed form body: no part starts with the boundary {shown!r} that its Content-Type "
+            "names; send multipart/form-data as a client writes it (curl -F, a browser's FormData)"
+        )
+    where = f"inside the part {part.name[:40]!r}" if part is not None and part.name else "inside a part"
+    return (
+        f"malformed form body: it ends {where}, before the closing boundary '--{shown}--': the "
+        "upload was cut short (or its client writes no closing boundary); send it again"
+    )
 
 
 def _unquote_plus(data: bytes) -> bytes:

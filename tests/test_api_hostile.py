@@ -6,6 +6,7 @@ what each must give); the big inputs are generated here.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import threading
@@ -232,6 +233,32 @@ def test_malformed_multipart_is_400(full):
     # 17 MB before any boundary (past the 16 MB the decoder holds): was a 413 saying the limit is 200 MB
     resp, seconds = send(full, b"x" * (17 << 20) + body, content_type)
     assert_refused(resp, seconds, 400, "malformed form body: no part boundary within its first 16 MB")
+
+
+def test_a_cut_off_upload_says_so_not_werkzeug_s_state(full, server_dirs):
+    """A body that ends inside a part said "Invalid form-data cannot parse beyond State.DATA; send
+    multipart/form-data" (which it was), and one shorter than its Content-Length (a dropped
+    connection) "The browser (or proxy) sent a request that this server could not understand";
+    both now say the upload was cut short and to send it again, and leave no job folder."""
+    _, data = server_dirs
+    body, content_type = multipart({"vocab_size": b"300", "text": GOOD})
+    cut = body[:-30]  # inside the text part: no closing boundary
+    resp, seconds = send(full, cut, content_type)
+    assert_refused(resp, seconds, 400, "malformed form body: it ends inside the part 'text'")
+    assert "State." not in resp.get_json()["error"] and "cut short" in resp.get_json()["error"]
+    resp, seconds = send(full, b"no boundary here\r\n", content_type)
+    assert_refused(resp, seconds, 400, "no part starts with the boundary 'h0stile'")
+    started = time.perf_counter()
+    resp = full.post(
+        "/api/train",
+        input_stream=io.BytesIO(cut),
+        content_type=content_type,
+        headers={"Origin": "http://localhost"},
+        environ_overrides={"CONTENT_LENGTH": str(len(body) + 1000)},
+    )
+    assert_refused(resp, time.perf_counter() - started, 400, "the upload ended after")
+    assert "cut short" in resp.get_json()["error"]
+    assert list((data / ".jobs").iterdir()) == []
 
 
 @pytest.mark.parametrize(
