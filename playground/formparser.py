@@ -140,6 +140,19 @@ class BoundedFormParser(FormDataParser):
                 "Content-Length announced: it was cut short (a dropped connection?); send it again",
             ) from None
 
+    def _read_body(self, stream: IO[bytes], most: int, content_length: int | None) -> bytes:
+        """The body, to its end or past `most` bytes. One read(most) returns what has arrived: a
+        body cut short of its Content-Length was taken whole and trained on its start."""
+        blocks: list[bytes] = []
+        received = 0
+        while received < most:
+            block = self._read(stream, received, content_length)
+            if not block:
+                break
+            blocks.append(block)
+            received += len(block)
+        return b"".join(blocks)
+
     def _next_event(self, decoder: MultipartDecoder, part: Field | File | None, boundary: bytes):
         try:
             return decoder.next_event()
@@ -159,7 +172,7 @@ class BoundedFormParser(FormDataParser):
         limit = PERCENT_ENCODED * (self.max_text_bytes + self.max_field_bytes)
         if content_length is not None and content_length > limit:
             self._too_large(TEXT_FIELD, self.max_text_bytes)
-        body = stream.read(limit + 1)
+        body = self._read_body(stream, limit + 1, content_length)
         if len(body) > limit:
             self._too_large(TEXT_FIELD, self.max_text_bytes)
         pairs = [p for p in body.split(b"&") if p]

@@ -261,6 +261,27 @@ def test_a_cut_off_upload_says_so_not_werkzeug_s_state(full, server_dirs):
     assert list((data / ".jobs").iterdir()) == []
 
 
+def test_a_cut_off_urlencoded_upload_is_refused_not_trained_on_its_start(full, server_dirs):
+    """A url-encoded body that stopped short of its Content-Length (the client's connection
+    dropped after "text=hello+wor") was queued, 202, to train on the part that arrived: the
+    body was read with one read(), which returns what has come. Now it is read to its end and
+    a short one is the same 400 as a cut-off multipart upload."""
+    _, data = server_dirs
+    body = urlencoded({"vocab_size": b"300", "text": GOOD})
+    started = time.perf_counter()
+    resp = full.post(
+        "/api/train",
+        input_stream=io.BytesIO(body[:-100]),
+        content_type="application/x-www-form-urlencoded",
+        headers={"Origin": "http://localhost"},
+        environ_overrides={"CONTENT_LENGTH": str(len(body))},
+    )
+    assert_refused(resp, time.perf_counter() - started, 400, "the upload ended after")
+    assert list((data / ".jobs").iterdir()) == []
+    resp, _ = send(full, body, "application/x-www-form-urlencoded")  # whole, it is queued
+    assert resp.status_code == 202, resp.get_json()
+
+
 @pytest.mark.parametrize(
     "regex, fragment",
     [
