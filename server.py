@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+import re
 import signal
 import socket
 import sys
@@ -87,22 +88,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+# What the two numbers are written with: ASCII digits (and, for seconds, a point and an
+# exponent). int() and float() also read '٥٠٠٠' (Arabic-Indic), '５０００' (fullwidth) and
+# '5_000': `--port ٥٠٠٠` listened on 5000 without a word.
+PORT_DIGITS = re.compile(r"[0-9]+", re.ASCII)
+SECONDS_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def _port(value: str) -> int:
     """0..65535: socket.bind() takes 99999 as 99999 % 65536 (34463) without a word."""
-    try:
-        port = int(value)
-    except ValueError:
-        port = -1
+    port = int(value) if PORT_DIGITS.fullmatch(value.strip()) and len(value.strip()) <= 5 else -1
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{value!r} is not a port: give 0 to 65535 (0 picks a free one)")
     return port
 
 
 def _seconds(value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
+    seconds = float(value) if SECONDS_NUMBER.fullmatch(value.strip()) else math.nan
     if not 0 < seconds < math.inf:
         raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
     return seconds

@@ -136,6 +136,9 @@ def test_cli_prints_url_and_sigterm_cancels_jobs(tmp_path):
             proc.wait()
 
 
+NO_HOST = ("--host", "999.1.1.1")  # an address no machine has: main() exits 2 before serving
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -143,6 +146,13 @@ def test_cli_prints_url_and_sigterm_cancels_jobs(tmp_path):
         (["--port", "-1"], "'-1' is not a port"),  # an OverflowError traceback
         (["--job-time-limit", "-1"], "'-1' is not a positive number of seconds"),  # a ValueError traceback
         (["--job-time-limit", "nan"], "'nan' is not a positive number of seconds"),
+        # int() and float() read other digits and '_': '٥٠٠٠' listened on 5000 without a word
+        # (the host that cannot be used stops such a run, were the value taken, before it serves)
+        (["--port", "٥٠٠٠", *NO_HOST], "'٥٠٠٠' is not a port: give 0 to 65535"),
+        (["--port", "５０００", *NO_HOST], "is not a port"),
+        (["--port", "5_000", *NO_HOST], "'5_000' is not a port"),
+        (["--job-time-limit", "٦٠", *NO_HOST], "'٦٠' is not a positive number of seconds"),
+        (["--job-time-limit", "6_0", *NO_HOST], "'6_0' is not a positive number of seconds"),
     ],
 )
 def test_bad_arguments_are_usage_errors(capsys, argv, message):
