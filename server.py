@@ -19,6 +19,7 @@ import sys
 from playground import create_app
 from playground.config import DEFAULTS
 from playground.jobs_api import JOBS
+from tokenizer.cli.common import REAL
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ANY_ADDRESS = ("0.0.0.0", "::")
@@ -89,10 +90,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # What the two numbers are written with: ASCII digits (and, for seconds, a point and an
-# exponent). int() and float() also read '٥٠٠٠' (Arabic-Indic), '５０００' (fullwidth) and
+# exponent: cli.common.REAL). int() and float() also read '٥٠٠٠' (Arabic-Indic), '５０００' (fullwidth) and
 # '5_000': `--port ٥٠٠٠` listened on 5000 without a word.
 PORT_DIGITS = re.compile(r"[0-9]+", re.ASCII)
-SECONDS_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def _port(value: str) -> int:
@@ -104,7 +104,7 @@ def _port(value: str) -> int:
 
 
 def _seconds(value: str) -> float:
-    seconds = float(value) if SECONDS_NUMBER.fullmatch(value.strip()) else math.nan
+    seconds = float(value) if REAL.fullmatch(value.strip()) else math.nan
     if not 0 < seconds < math.inf:
         raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
     return seconds

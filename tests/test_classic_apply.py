@@ -283,10 +283,12 @@ def test_dropout_equals_subword_nmt_api_after_random_seed(text, dropout, seed, g
 @pytest.mark.parametrize("value", ["-0.1", "1.5", "nan", "inf", "x"])
 def test_dropout_outside_0_to_1_is_an_error_naming_the_flag(capsys, codes_path, value):
     """subword-nmt takes any float: 1.5 and nan drop every merge, -0.1 none, without a word."""
-    if value == "x":
+    if value in ("x", "nan", "inf"):  # not a number as the CLI writes them: argparse's usage error
         with pytest.raises(SystemExit) as exit_:
             main(["classic", "apply", "-c", str(codes_path), "--dropout", value])
         assert exit_.value.code == 2 and "--dropout" in capsys.readouterr().err
+        with pytest.raises(ValueError, match="dropout must be|could not convert"):
+            classic.apply("abc", [("a", "b")], dropout=float(value))
         return
     code, out, err = ours(capsys, "-c", str(codes_path), "--dropout", value)
     assert (code, out) == (2, "") and "--dropout must be" in err and "between 0 and 1" in err
@@ -364,3 +366,25 @@ def ours_command(capsys, *args: str) -> tuple[int, str, str]:
     code = main(["classic", *args])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["learn", "-s", "٣"],
+        ["learn", "-s", "3", "--min-frequency", "２"],
+        ["apply", "-m", "1_0"],
+        ["apply", "--dropout", "٠.٥"],
+        ["apply", "--dropout", "nan"],
+        ["apply", "--num-workers", "٢"],
+    ],
+)
+def test_numbers_take_ascii_digits_only(capsys, codes_path, args):
+    """'classic learn -s ٣' learned 3 merges without a word (int() reads Arabic-Indic and
+    fullwidth digits and '1_0'); like every other command's numbers, 0-9 only now, exit 2."""
+    extra = ["-c", str(codes_path)] if args[0] == "apply" else []
+    with pytest.raises(SystemExit) as exit_:  # argparse's usage error
+        main(["classic", *args, *extra])
+    out, err = capsys.readouterr()
+    assert (exit_.value.code, out) == (2, "")
+    assert "write it with the digits 0-9" in err and "Traceback" not in err

@@ -22,7 +22,7 @@ from ..classic import (
     parse_word_counts,
 )
 from ..formats import atomic_write_text
-from .common import STDIO, check_output, read_utf8, ready
+from .common import STDIO, check_output, integer, read_utf8, ready, real
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
@@ -160,9 +160,11 @@ def add_commands(subparsers) -> None:
     p = sub.add_parser("learn", help="learn merges, write a subword-nmt codes file")
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="UTF-8 text files ('-' for stdin; none: stdin)")
     p.add_argument("--input", "-i", dest="more_inputs", action="append", default=[], help="another INPUT")
-    p.add_argument("--merges", "--symbols", "-s", type=int, required=True, help="number of merges to learn")
     p.add_argument(
-        "--min-frequency", type=int, default=2, help="stop when no pair occurs this often (default 2)"
+        "--merges", "--symbols", "-s", type=integer, required=True, help="number of merges to learn"
+    )
+    p.add_argument(
+        "--min-frequency", type=integer, default=2, help="stop when no pair occurs this often (default 2)"
     )
     p.add_argument(
         "--total-symbols", "-t", action="store_true", help="subtract the character count from --merges"
@@ -186,7 +188,11 @@ def add_commands(subparsers) -> None:
         help="marks each non-final unit of a word (default @@, as subword-nmt; '' for none)",
     )
     p.add_argument(
-        "--merges", "-m", type=int, default=ALL_MERGES, help="apply only the first N merges (default -1: all)"
+        "--merges",
+        "-m",
+        type=integer,
+        default=ALL_MERGES,
+        help="apply only the first N merges (default -1: all)",
     )
     p.add_argument("--output", "-o", default=None, help="output file ('-' or none: stdout)")
     p.add_argument(
@@ -206,21 +212,21 @@ def add_commands(subparsers) -> None:
     )
     p.add_argument(
         "--vocabulary-threshold",
-        type=int,
+        type=integer,
         default=None,
         metavar="N",
         help="with --vocabulary: units counted fewer than N times count as not in it",
     )
     p.add_argument(
         "--dropout",
-        type=float,
+        type=real,
         default=0.0,
         metavar="P",
         help="BPE-dropout: leave out each merge with probability P (for training data only)",
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=integer,
         default=None,
         metavar="S",
         help="seed of --dropout's draws: the output of 'python -m subword_nmt.apply_bpe --seed S' "
@@ -243,7 +249,7 @@ def add_commands(subparsers) -> None:
 def add_num_workers(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--num-workers",
-        type=int,
+        type=integer,
         default=1,
         metavar="N",
         help="taken for subword-nmt's command line: the output does not depend on it (one process here)",

@@ -25,6 +25,9 @@ DEFAULT_PATTERN = "gpt4"  # as train() and count_chunks()
 # '3_00' as 300: `train --vocab-size ٣٠٠` trained 300 without a word, where `decode` and the
 # server's form refuse those spellings.
 DECIMAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
+# A real number as the CLIs take it: ASCII digits, a point, an exponent (float() also reads
+# '٠٫٥'-style digits, '0_5', 'nan' and 'inf').
+REAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def integer(value: str) -> int:
@@ -40,6 +43,17 @@ def integer(value: str) -> int:
         raise argparse.ArgumentTypeError(
             f"{text[:20]}... ({digits:,} digits) is far too big: write it with the digits 0-9, at most 4,300 of them"
         ) from None
+
+
+def real(value: str) -> float:
+    """The argparse `type` of a real-number option: '0.1', '.5', '1e3' but not '٠.٥', '0_5',
+    'nan' or 'inf'. Ranges are the caller's to check."""
+    text = value.strip()
+    if not REAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{value[:40]!r} is not a number: write it with the digits 0-9 (and . or e)"
+        )
+    return float(text)
 
 
 def add_tokenizer_choice(parser: argparse.ArgumentParser) -> None:
