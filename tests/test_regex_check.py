@@ -59,6 +59,9 @@ def engine(request, monkeypatch):
         ("(?:a{1000}){1000}", ["expand to 1,000,000"]),
         ("a{4000000000}", [f"at most {MAX_EXPANDED_ITEMS:,}"]),
         ("a{99999999999999999999}", ["expand to"]),
+        # a \x{...} escape is no count: `regex` has no such escape, and says so
+        (r"\x{110000}", ["incomplete escape", "fix the syntax"]),
+        (r"\\x{1000000}{1000}", ["expand to"]),  # an escaped backslash, then x repeated
     ],
 )
 def test_refused_with_the_fix(engine, source, fragments):

@@ -220,7 +220,9 @@ def _expanded_items(source: str) -> int:
         skeleton = translate(source, bmp_only=True, unicode=REGEX).skeleton
         return _items(sre_parser.parse(skeleton))
     except (ValueError, re.error, OverflowError, RecursionError):
-        counts = [int(m) for m in re.findall(r"\{(\d+)(?:,\d*)?\}", source)]
+        # escapes first, so the braces of \x{...}, \p{...} or \N{...} are not taken for counts
+        unescaped = re.sub(r"\\(?:[xpPNo]\{[^}]*\}|.)", "e", source, flags=re.DOTALL)
+        counts = [int(m) for m in re.findall(r"\{(\d+)(?:,\d*)?\}", unescaped)]
         return len(source) * math.prod(max(c, 1) for c in counts)
 
 
