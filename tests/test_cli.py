@@ -59,6 +59,13 @@ def test_encode_special_text_allow_raise(encoding, capsys):
         assert "disallowed special token '<|endoftext|>'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["encode", "--special", "ignore", SPECIAL_TEXT])
+    capsys.readouterr()
+    # `--special text --allow-special` encoded the token as its id (the last flag won), and
+    # `--allow-special --special raise` raised: contradictory flags are a usage error now
+    for flags in (["--special", "text", "--allow-special"], ["--allow-special", "--special", "raise"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(["encode", "-e", encoding, *flags, SPECIAL_TEXT])
+        assert exit_.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
 
 
 def test_a_disallowed_special_token_is_one_line_naming_the_flags(capsys):

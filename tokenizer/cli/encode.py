@@ -87,14 +87,15 @@ def add_commands(subparsers) -> None:
     add_tokenizer_choice(p)
     p.add_argument("text", nargs="?", help="text to encode (default: stdin)")
     p.add_argument("--file", "-f", help="read the text from a file ('-' for stdin)")
-    p.add_argument(
+    special = p.add_mutually_exclusive_group()  # `--special text --allow-special`: say so, not last-wins
+    special.add_argument(
         "--special",
         choices=list(SPECIAL_HANDLING),
         default="raise",
         help="text that spells a special token: encode it as ordinary text, allow it as the "
         "special token, or raise an error (default)",
     )
-    p.add_argument(
+    special.add_argument(
         "--allow-special",
         dest="special",
         action="store_const",
