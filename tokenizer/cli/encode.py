@@ -27,9 +27,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_encode(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args)
     text = read_text(args)
-    if args.special == "raise":
+    special = args.special or "raise"  # None: neither flag given (so argparse sees any given one)
+    if special == "raise":
         check_no_special(tok, text)
-    print(json.dumps(tok.encode(text, **SPECIAL_HANDLING[args.special])))
+    print(json.dumps(tok.encode(text, **SPECIAL_HANDLING[special])))
     return 0
 
 
@@ -91,7 +92,7 @@ def add_commands(subparsers) -> None:
     special.add_argument(
         "--special",
         choices=list(SPECIAL_HANDLING),
-        default="raise",
+        default=None,
         help="text that spells a special token: encode it as ordinary text, allow it as the "
         "special token, or raise an error (default)",
     )
