@@ -19,6 +19,7 @@ import sys
 from playground import create_app
 from playground.config import DEFAULTS
 from playground.jobs_api import JOBS
+from playground.serving import playground_server
 from tokenizer.cli.common import REAL
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -29,8 +30,6 @@ __all__ = ["create_app", "main"]
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from werkzeug.serving import make_server
-
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     allowed = list(args.allow_host)
     if args.host not in (*LOOPBACK, *ANY_ADDRESS):
@@ -57,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --data-dir {args.data_dir}: {e.strerror or e}; give a folder", file=sys.stderr)
         return 2
     try:
-        server = make_server(args.host, args.port, app, threaded=True)
+        server = playground_server(args.host, args.port, app)
     except OSError as e:
         print(f"error: cannot listen on {args.host}:{args.port}: {e.strerror}", file=sys.stderr)
         return 2

@@ -133,7 +133,14 @@ class BoundedFormParser(FormDataParser):
         server could not understand"."""
         try:
             return stream.read(READ_BLOCK)
-        except ClientDisconnected:
+        except ClientDisconnected as e:
+            if isinstance(e.__context__, TimeoutError):  # werkzeug's wrapping of the socket's timeout
+                raise ApiError(
+                    408,
+                    "the upload stalled: nothing arrived for too long "
+                    f"before the {content_length or 0:,} bytes its Content-Length announced were in; "
+                    "send it again",
+                ) from None
             raise ApiError(
                 400,
                 f"the upload ended after {received:,} of the {content_length or 0:,} bytes its "

@@ -96,11 +96,12 @@ def corpus_file(content: bytes, filename: str = "corpus.txt"):
 
 
 @contextlib.contextmanager
-def serving(app) -> Iterator[str]:
-    """`app` on a real socket (ephemeral port) in a thread: yields '127.0.0.1:PORT'."""
-    from werkzeug.serving import make_server
+def serving(app, **options) -> Iterator[str]:
+    """`app` on a real socket (ephemeral port) in a thread, as server.py serves it (options:
+    playground_server's): yields '127.0.0.1:PORT'."""
+    from playground.serving import playground_server
 
-    srv = make_server("127.0.0.1", 0, app, threaded=True)
+    srv = playground_server("127.0.0.1", 0, app, **options)
     thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:

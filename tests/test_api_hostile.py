@@ -610,3 +610,40 @@ def test_an_unknown_field_is_refused_not_ignored(full):
     resp, seconds = send(full, body, "application/x-www-form-urlencoded")
     assert_refused(resp, seconds, 400, "unknown field 'tie-break'; the fields of a train request are: text,")
     assert "tie_break" in resp.get_json()["error"]
+
+
+def test_a_stalled_upload_is_timed_out_and_frees_its_queue_place(app, server_dirs):
+    """A client that sent part of a body and then nothing, its connection left open, held a
+    server thread and a job's place in the queue for as long as it liked. The socket now times
+    out (serving.SOCKET_TIMEOUT_SECONDS, 1 s here): a 408 that says so, the place freed."""
+    import socket
+
+    from tests.server_helpers import serving
+
+    _, data = server_dirs
+    jobs = app.extensions["bpe_jobs"]
+    body = urlencoded({"vocab_size": b"300", "text": GOOD})
+    with serving(app, timeout=1.0) as hostport:
+        host, port = hostport.split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            head = (
+                f"POST /api/train HTTP/1.1\r\nHost: {hostport}\r\nOrigin: http://{hostport}\r\n"
+                f"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {len(body)}\r\n\r\n"
+            )
+            sock.sendall(head.encode("ascii") + body[:100])  # then nothing, the socket kept open
+            started = time.monotonic()
+            deadline = started + 0.5
+            while time.monotonic() < deadline and jobs.arriving == 0:
+                time.sleep(0.01)
+            assert jobs.arriving == 1  # its place is held while the body arrives
+            reply = b""
+            while b"\r\n\r\n" not in reply or not reply.rstrip().endswith(b"}"):
+                block = sock.recv(65536)
+                if not block:
+                    break
+                reply += block
+        assert time.monotonic() - started < 5
+        assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
+        assert b"the upload stalled: nothing arrived for too long" in reply
+        assert jobs.arriving == 0
+    assert list((data / ".jobs").iterdir()) == []

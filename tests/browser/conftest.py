@@ -101,11 +101,11 @@ def live_server(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
     except Exception:  # server.py absent or broken: the page must still work statically
         yield from _static(web_dist)
         return
-    from werkzeug.serving import make_server
+    from playground.serving import playground_server  # as server.py serves it
 
     data_dir = tmp_path_factory.mktemp("server-data")
     app = create_app({"WEB_DIR": web_dist, "DATA_DIR": data_dir, "TESTING": True})
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    httpd = playground_server("127.0.0.1", 0, app)
     yield from _serve(httpd)
 
 
@@ -113,13 +113,12 @@ def live_server(web_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
 def extend_server(web_dist: Path, tmp_path_factory) -> Iterator[tuple[str, Path]]:
     """(origin, data folder) of a real server on the built page, one per test module (the
     train and extend tests look into its data folder)."""
-    from werkzeug.serving import make_server
-
     from playground import create_app
+    from playground.serving import playground_server
 
     data_dir = tmp_path_factory.mktemp("extend-server-data")
     app = create_app({"WEB_DIR": web_dist, "DATA_DIR": data_dir, "TESTING": True, "TRAIN_WORKERS": 1})
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    httpd = playground_server("127.0.0.1", 0, app)
     for origin in _serve(httpd):
         yield origin, data_dir
     app.extensions["bpe_jobs"].shutdown()
