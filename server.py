@@ -20,7 +20,7 @@ from playground import create_app
 from playground.config import DEFAULTS
 from playground.jobs_api import JOBS
 from playground.serving import playground_server
-from tokenizer.cli.common import REAL
+from tokenizer.validate import REAL
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 ANY_ADDRESS = ("0.0.0.0", "::")
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # What the two numbers are written with: ASCII digits (and, for seconds, a point and an
-# exponent: cli.common.REAL). int() and float() also read '٥٠٠٠' (Arabic-Indic), '５０００' (fullwidth) and
+# exponent: validate.REAL). int() and float() also read '٥٠٠٠' (Arabic-Indic), '５０００' (fullwidth) and
 # '5_000': `--port ٥٠٠٠` listened on 5000 without a word.
 PORT_DIGITS = re.compile(r"[0-9]+", re.ASCII)
 

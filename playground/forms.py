@@ -22,6 +22,7 @@ from tokenizer.extend import check_add, check_extendable
 from tokenizer.patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
 from tokenizer.regex_check import check_split_regex
 from tokenizer.train import TIE_BREAKS, special_token_problem
+from tokenizer.validate import DECIMAL
 
 from .errors import ApiError
 from .job_process import CUSTOM_LABEL
@@ -39,9 +40,6 @@ MAX_SUFFIX_CHARS = 20  # characters of that suffix: .tiktoken is 9
 # bytes of UTF-8: a file name is at most 255 (NAME_MAX), less the longest suffix, .tiktoken
 MAX_STEM_BYTES = 200
 
-# An integer as a form sends it; str.isdigit() also took '+-5' and '²' (which int() refuses)
-# for integers, and said "out of range". ASCII only (re.ASCII is moot for [0-9], kept explicit).
-DECIMAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # a tokenizer name, safe as a file name
 WINDOWS_RESERVED = {
     "con",

@@ -122,3 +122,12 @@ def test_no_hand_written_module_is_longer_than_the_limit():
         and (n := len(text.splitlines())) > MAX_LINES
     }
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_the_server_never_imports_the_command_line():
+    """ARCHITECTURE.md: the server (server.py, playground/) imports the library and Flask, never
+    tokenizer.cli (what both need lives in the library, e.g. validate.DECIMAL and REAL)."""
+    known = set(modules())
+    for path in [ROOT / "server.py", *sorted((ROOT / "playground").rglob("*.py"))]:
+        inner, _ = imports_of(module_name(path), path, known)
+        assert not {m for m in inner if m == CLI or m.startswith(CLI + ".")}, path.name

@@ -23,6 +23,13 @@ import re
 from itertools import accumulate
 from typing import Any
 
+# Numbers as people type them at a boundary (the CLI's options, the server's form and command
+# line): ASCII digits and a sign; for a real, a point and an exponent too. int() and float() also
+# read '٣٠٠' (Arabic-Indic), '３００' (fullwidth) and '3_00', float() 'nan' and 'inf': `train
+# --vocab-size ٣٠٠` trained 300 without a word. (re.ASCII is moot for [0-9], kept explicit.)
+DECIMAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
+REAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
 MAX_ID = 2**31  # exclusive: the page holds ids in int32 arrays; tiktoken's largest is ~200k
 # bytes: a Hugging Face tokenizer.json of a 200k vocabulary (every split of every token
 # listed as a merge) is ~60 MB; four times that is still a tokenizer, more is a mistake.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import stat
 import sys
 from collections.abc import Iterable
@@ -16,18 +15,11 @@ from ..formats import SAVED_SUFFIXES, check_save_target, named_os_error, saved_s
 from ..loading import load_file
 from ..regex_check import MAX_SAMPLE_CHARS
 from ..streaming import not_utf8
+from ..validate import DECIMAL, REAL
 
 DEFAULT_ENCODING = "cl100k_base"
 STDIO = "-"  # as a file to read: stdin; as -o of `classic`: stdout
 DEFAULT_PATTERN = "gpt4"  # as train() and count_chunks()
-# An integer as the command line takes it: ASCII digits and an optional sign (re.ASCII is moot
-# for [0-9], kept explicit). int() also reads '٣٠٠' (Arabic-Indic), '３００' (fullwidth) and
-# '3_00' as 300: `train --vocab-size ٣٠٠` trained 300 without a word, where `decode` and the
-# server's form refuse those spellings.
-DECIMAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
-# A real number as the CLIs take it: ASCII digits, a point, an exponent (float() also reads
-# '٠٫٥'-style digits, '0_5', 'nan' and 'inf').
-REAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 def integer(value: str) -> int:
