@@ -506,3 +506,19 @@ def test_every_model_name_maps_like_tiktoken():
         assert compat.encoding_name_for_model(model) == expected, model
     assert compat.encoding_for_model("text-davinci-edit-001") is compat.get_encoding("p50k_edit")
     assert compat.encoding_for_model("gpt-oss-20b").name == "o200k_harmony"
+
+
+@pytest.mark.parametrize("call", ["encode_single_token", "_encode_single_piece", "_encode_bytes"])
+@pytest.mark.parametrize("bad", [None, 5, memoryview(b"ab"), bytearray(b"ab"), ["ab"], "ab"])
+def test_bytes_arguments_refused_as_tiktoken_refuses_them(call, bad):
+    """encode_single_token(None) and _encode_bytes("ab") raised AttributeError ('NoneType' object
+    has no attribute 'decode'), and encode_single_token(memoryview(b"ab")) answered 370 where
+    tiktoken's Rust, which reads `bytes` alone, raises TypeError; a str is text to the first two."""
+    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    try:
+        expected = getattr(theirs, call)(bad)
+    except TypeError:
+        with pytest.raises(TypeError, match="is not an instance of 'bytes'"):
+            getattr(ours, call)(bad)
+    else:
+        assert getattr(ours, call)(bad) == expected

@@ -189,8 +189,7 @@ class Encoding:
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of text that is exactly one token (special tokens included); else KeyError."""
-        if isinstance(text_or_bytes, str):
-            text_or_bytes = text_or_bytes.encode("utf-8")
+        text_or_bytes = _piece_bytes(text_or_bytes)
         rank = self._mergeable_ranks.get(text_or_bytes)
         if rank is not None:
             return rank
@@ -275,8 +274,7 @@ class Encoding:
 
     def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
         """BPE on the whole input as one chunk: no regex split, no special tokens."""
-        if isinstance(text_or_bytes, str):
-            text_or_bytes = text_or_bytes.encode("utf-8")
+        text_or_bytes = _piece_bytes(text_or_bytes)
         rank = self._mergeable_ranks.get(text_or_bytes)
         if rank is not None:
             return [rank]
@@ -295,7 +293,7 @@ class Encoding:
         character cut in two still merges as far as the ranks allow. tiktoken's rule.
         """
         try:
-            return self.encode_ordinary(text.decode("utf-8"))
+            return self.encode_ordinary(_require_bytes(text).decode("utf-8"))
         except UnicodeDecodeError as e:
             valid_up_to = e.start
         tokens, last_len = self._encode_tracking_last_piece(text[:valid_up_to].decode("utf-8"), set())
@@ -404,6 +402,21 @@ def _token_ids(tokens: Iterable[Any]) -> list[int]:
     if tokens and not (0 <= min(tokens) and max(tokens) < _U32_END):
         raise OverflowError("out of range integral type conversion attempted")
     return tokens
+
+
+def _piece_bytes(text_or_bytes: object) -> bytes:
+    """A str as its UTF-8 bytes, bytes as they are (tiktoken's `encode_single_token` and
+    `_encode_single_piece` take either)."""
+    return text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else _require_bytes(text_or_bytes)
+
+
+def _require_bytes(data: object) -> bytes:
+    """`data` if it is bytes, else tiktoken's TypeError: its Rust reads `bytes` alone, so a
+    bytearray or memoryview is refused there too (None or an int reached `.decode` here, an
+    AttributeError, and a memoryview was taken, so code that runs here failed under tiktoken)."""
+    if not isinstance(data, bytes):
+        raise TypeError(f"'{type(data).__name__}' object is not an instance of 'bytes'")
+    return data
 
 
 def _require_utf8(text: str) -> None:
