@@ -522,3 +522,37 @@ def test_bytes_arguments_refused_as_tiktoken_refuses_them(call, bad):
             getattr(ours, call)(bad)
     else:
         assert getattr(ours, call)(bad) == expected
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: {1, 2},
+        lambda: frozenset({1}),
+        lambda: {1: 0, 2: 0},
+        lambda: {1: 0}.keys(),
+        lambda: iter([1, 2]),
+        lambda: (i for i in [1, 2]),
+        lambda: [1, 2],
+        lambda: (1, 2),
+        lambda: range(1, 3),
+        lambda: np.array([1, 2]),
+        lambda: b"\x01\x02",
+    ],
+)
+@pytest.mark.parametrize("call", ["decode", "decode_bytes", "decode_tokens_bytes", "decode_with_offsets"])
+def test_ids_that_are_not_a_sequence_are_refused_where_tiktoken_refuses_them(call, make):
+    """decode({1, 2}), decode({1: 0}) and decode(iter(ids)) answered where tiktoken's Rust raises
+    TypeError (it reads ids only from a sequence): code run here broke under tiktoken, and a set
+    decoded in its own order. decode_tokens_bytes, a Python loop in tiktoken, takes any iterable."""
+    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    try:
+        expected = getattr(theirs, call)(make())
+    except TypeError:
+        with pytest.raises(TypeError, match="is not an instance of 'Sequence'"):
+            getattr(ours, call)(make())
+        if call == "decode":
+            with pytest.raises(TypeError):
+                ours.decode_batch([make()])
+    else:
+        assert getattr(ours, call)(make()) == expected

@@ -201,6 +201,7 @@ class Encoding:
     # ----- decoding ---------------------------------------------------------------------
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        _require_sequence(tokens)  # decode_tokens_bytes, a loop in tiktoken's Python, takes any iterable
         tokens = _token_ids(tokens)
         try:
             return self._tokenizer.decode_bytes(tokens)
@@ -417,6 +418,14 @@ def _require_bytes(data: object) -> bytes:
     if not isinstance(data, bytes):
         raise TypeError(f"'{type(data).__name__}' object is not an instance of 'bytes'")
     return data
+
+
+def _require_sequence(tokens: object) -> None:
+    """tiktoken's TypeError for ids that are not a sequence: its Rust (PyO3) reads a Vec only
+    from what passes PySequence_Check (a class with __getitem__, not a dict), so a set, a dict or
+    an iterator is refused there, where decode({1, 2}) gave the ids' text in the set's order."""
+    if type(tokens) is not list and (isinstance(tokens, dict) or not hasattr(type(tokens), "__getitem__")):
+        raise TypeError(f"'{type(tokens).__name__}' object is not an instance of 'Sequence'")
 
 
 def _require_utf8(text: str) -> None:
