@@ -556,3 +556,46 @@ def test_ids_that_are_not_a_sequence_are_refused_where_tiktoken_refuses_them(cal
                 ours.decode_batch([make()])
     else:
         assert getattr(ours, call)(make()) == expected
+
+
+ALLOWED_FORMS = [
+    "all",
+    set(),
+    frozenset({"<|endoftext|>"}),
+    {"<|endoftext|>", "not a special token"},
+    [],
+    (),
+    ["<|endoftext|>"],
+    {"<|endoftext|>": 0},
+    {"<|endoftext|>": 0}.keys(),
+    {5},
+    {b"<|endoftext|>"},
+    None,
+]
+DISALLOWED_FORMS = ["all", (), [], None, {"<|endoftext|>"}, frozenset({"<|fim_prefix|>"}), ["<|endoftext|>"]]
+
+
+@pytest.mark.parametrize("allowed", ALLOWED_FORMS, ids=repr)
+@pytest.mark.parametrize("disallowed", DISALLOWED_FORMS, ids=repr)
+@pytest.mark.parametrize("text", ["hello", "hello <|endoftext|>", "<|fim_prefix|> x"])
+def test_allowed_special_in_every_form_as_tiktoken_takes_it(text, allowed, disallowed):
+    """encode(text, allowed_special=["<|endoftext|>"]) (a list, a tuple, a dict, a set of bytes)
+    answered where tiktoken raises TypeError (its Rust reads a set of str alone), so code run
+    here broke under tiktoken; the error types now come in tiktoken's order (its `set - allowed`,
+    then the disallowed check's ValueError, then the set check) for encode and its variants."""
+    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    kwargs = {"allowed_special": allowed, "disallowed_special": disallowed}
+    for call in ("encode", "encode_to_numpy", "encode_with_unstable", "encode_batch"):
+        arg = [text] if call == "encode_batch" else text
+        try:
+            expected = getattr(theirs, call)(arg, **kwargs)
+        except (TypeError, ValueError) as e:
+            with pytest.raises(type(e)):
+                getattr(ours, call)(arg, **kwargs)
+            continue
+        got = getattr(ours, call)(arg, **kwargs)
+        if call == "encode_to_numpy":
+            got, expected = got.tolist(), expected.tolist()
+        if call == "encode_with_unstable":
+            got, expected = (got[0], sorted(got[1])), (expected[0], sorted(expected[1]))
+        assert got == expected, call

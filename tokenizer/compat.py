@@ -21,8 +21,10 @@ Python holds the GIL, so threads would only add overhead, and Pyodide cannot sta
 a failed `explicit_n_vocab` check or a non-int `is_special_token` argument raises ValueError
 or TypeError where tiktoken asserts; ranks must hold all 256 single bytes and distinct ids
 (ValueError; tiktoken's Rust panics later, or at once); an empty `_encode_single_piece` is
-[] (a panic in tiktoken); and the reference encodings are built from the ranks this package
-ships, so nothing is ever downloaded. Like tiktoken's, encode_with_unstable and
+[] (a panic in tiktoken); a str `disallowed_special` other than "all" is a TypeError
+(tiktoken reads "<|endoftext|>" as the set of its characters and refuses any text holding a
+"<"); and the reference encodings are built from the ranks this package ships, so nothing is
+ever downloaded. Like tiktoken's, encode_with_unstable and
 encode_to_numpy raise UnicodeEncodeError on a lone surrogate that `encode` would replace.
 """
 
@@ -118,7 +120,7 @@ class Encoding:
         By default every special token is disallowed: text from a user that spells
         "<|endoftext|>" must not silently become a control token.
         """
-        allowed = self._tokenizer.check_special(text, allowed_special, disallowed_special)
+        allowed = self._allowed(text, allowed_special, disallowed_special)
         return self._tokenizer.encode(text, allowed_special=allowed, disallowed_special=())
 
     def encode_to_numpy(
@@ -146,6 +148,11 @@ class Encoding:
         allowed_special: Literal["all"] | Collection[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[list[int]]:
+        self._subtract_allowed(allowed_special, disallowed_special)  # tiktoken's, before any text
+        if disallowed_special != "all" and not isinstance(disallowed_special, Iterable):
+            raise TypeError(
+                f"disallowed_special must be 'all' or a collection of special tokens, not {disallowed_special!r}"
+            )
         return [
             self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special)
             for t in text
@@ -167,7 +174,7 @@ class Encoding:
         covers the unstable bytes, and (3) a split before a trailing whitespace character.
         Like tiktoken's, and like its answer an unordered set (here sorted).
         """
-        allowed = self._tokenizer.check_special(text, allowed_special, disallowed_special)
+        allowed = self._allowed(text, allowed_special, disallowed_special)
         _require_utf8(text)
         tokens, last_len = self._encode_tracking_last_piece(text, allowed)
         if last_len == 0:  # nothing, or a special token, ends the text
@@ -325,6 +332,28 @@ class Encoding:
 
     # ----- helpers ----------------------------------------------------------------------
 
+    def _allowed(
+        self, text: str, allowed_special: object, disallowed_special: Literal["all"] | Collection[str]
+    ) -> set[str]:
+        """The allowed special tokens, with tiktoken's errors in tiktoken's order: TypeError
+        where its `special_tokens_set - allowed_special` fails, ValueError for a disallowed
+        token in the text, then TypeError unless allowed_special is "all" or a set of str, which
+        is all its Rust reads (a list of tokens was taken here, and code run here broke there)."""
+        self._subtract_allowed(allowed_special, disallowed_special)
+        if allowed_special == "all" or _is_str_set(allowed_special):
+            return self._tokenizer.check_special(text, allowed_special, disallowed_special)  # type: ignore[arg-type]
+        iterable = isinstance(allowed_special, Iterable) and not isinstance(allowed_special, str)
+        self._tokenizer.check_special(text, allowed_special if iterable else frozenset(), disallowed_special)  # type: ignore[arg-type]
+        raise _allowed_type_error(allowed_special)
+
+    def _subtract_allowed(self, allowed_special: object, disallowed_special: object) -> None:
+        """tiktoken's `disallowed_special = special_tokens_set - allowed_special`, for its TypeError."""
+        if disallowed_special == "all" and allowed_special != "all":
+            try:
+                self.special_tokens_set - allowed_special  # type: ignore[operator]  # noqa: B018
+            except TypeError:
+                raise _allowed_type_error(allowed_special) from None
+
     def _encode_tracking_last_piece(self, text: str, allowed: set[str]) -> tuple[list[int], int]:
         """`encode`, and how many of its tokens come from the text's last regex piece
         (0 when the text is empty or ends with an allowed special token)."""
@@ -426,6 +455,19 @@ def _require_sequence(tokens: object) -> None:
     an iterator is refused there, where decode({1, 2}) gave the ids' text in the set's order."""
     if type(tokens) is not list and (isinstance(tokens, dict) or not hasattr(type(tokens), "__getitem__")):
         raise TypeError(f"'{type(tokens).__name__}' object is not an instance of 'Sequence'")
+
+
+def _is_str_set(tokens: object) -> bool:
+    """Whether tiktoken's Rust can read these allowed special tokens: a set or frozenset of str
+    is the only shape it takes (a list, a tuple or a dict's keys are a TypeError there)."""
+    return isinstance(tokens, (set, frozenset)) and all(isinstance(token, str) for token in tokens)
+
+
+def _allowed_type_error(tokens: object) -> TypeError:
+    return TypeError(
+        f"allowed_special must be 'all' or a set of special tokens such as {{'<|endoftext|>'}} "
+        f"(tiktoken reads a set or frozenset of str, no list or tuple), not {tokens!r}"
+    )
 
 
 def _require_utf8(text: str) -> None:
