@@ -12,6 +12,7 @@ from collections import Counter
 from itertools import pairwise
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -402,3 +403,39 @@ def test_cli_apply_refuses_codes_and_text_both_on_stdin(capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(codes.encode("utf-8")), encoding="utf-8"))
     assert main(["classic", "apply", "--codes", "-"]) == 2
     assert "--codes - and INPUT both read stdin" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "call, error, fragment",
+    [
+        (lambda: classic.learn(b"low lower", 5), TypeError, "decode bytes first"),
+        (
+            lambda: classic.learn(["low lower", None], 5),
+            TypeError,
+            "corpus line 1: expected str, got NoneType",
+        ),
+        (lambda: classic.learn(None, 5), TypeError, "not NoneType"),
+        (lambda: classic.learn({"low": "5"}, 5), ValueError, "'low' has count '5'"),
+        (lambda: classic.learn({"low": True}, 5), ValueError, "'low' has count True"),
+        (lambda: classic.learn("low lower", None), ValueError, "num_merges must be an integer"),
+        (lambda: classic.learn("low lower", 1.5), ValueError, "num_merges must be an integer"),
+        (
+            lambda: classic.learn("low lower", 5, min_frequency=1.5),
+            ValueError,
+            "min_frequency must be an integer",
+        ),
+        (lambda: classic.apply(None, [("l", "o")]), TypeError, "text must be a str, not NoneType"),
+        (lambda: classic.apply("low", [("l",)]), ValueError, "merge 0 is ('l',)"),
+        (lambda: classic.apply("low", "lo w</w>"), TypeError, "merges must be a list of"),
+        (lambda: classic.apply("low", [(1, 2)]), ValueError, "merge 0 is (1, 2)"),
+        (lambda: classic.apply("low", [("l", "o")], separator=5), TypeError, "separator must be a str"),
+    ],
+)
+def test_hostile_arguments_are_named_errors_not_crashes(call, error, fragment):
+    """classic.learn(b"low lower", 5) and learn(["low", None], 5) raised AttributeError ('int' object
+    has no attribute 'strip'), apply(None, ...) AttributeError, apply("low", [("l",)]) IndexError,
+    apply("low", "lo w</w>") read the string as pairs of its characters (IndexError), a count "5"
+    failed deep in the learner; each is now a TypeError or ValueError naming the argument."""
+    with pytest.raises(error, match=re.escape(fragment)):
+        call()
+    assert classic.learn("low lower lowest", np.int64(2)) == classic.learn("low lower lowest", 2)

@@ -72,9 +72,16 @@ def words_of_line(line: str) -> list[str]:
 
 def count_words(corpus: str | Iterable[str]) -> Counter[str]:
     """Word frequencies of a text (split into lines as subword-nmt does) or of an iterable of lines."""
+    if isinstance(corpus, (bytes, bytearray)) or not isinstance(corpus, Iterable):
+        raise TypeError(
+            f"corpus must be a str (the text), an iterable of str lines or a mapping word -> count, "
+            f"not {type(corpus).__name__}" + ("; decode bytes first" if isinstance(corpus, bytes) else "")
+        )
     lines = corpus.splitlines(keepends=True) if isinstance(corpus, str) else corpus
     counts: Counter[str] = Counter()
-    for line in lines:
+    for i, line in enumerate(lines):
+        if not isinstance(line, str):  # words_of_line's .strip met an int (iterating bytes) or None
+            raise TypeError(f"corpus line {i}: expected str, got {type(line).__name__}")
         counts.update(words_of_line(line))
     return counts
 
@@ -227,8 +234,16 @@ def _word_counts(corpus: str | Iterable[str] | Mapping[str, int]) -> Mapping[str
         bad = [word for word in corpus if not isinstance(word, str) or not word or " " in word]
         if bad:
             raise ValueError(f"word counts: {bad[0]!r} is not a word (non-empty, without spaces)")
+        for word, count in corpus.items():
+            if not _is_integer(count) or count < 0:
+                raise ValueError(f"word counts: {word!r} has count {count!r}; counts are integers >= 0")
         return corpus
     return count_words(corpus)
+
+
+def _is_integer(value: object) -> bool:
+    """An int of any integer type (numpy's too), not a bool: True is no count, 1.5 no merge budget."""
+    return not isinstance(value, bool) and hasattr(type(value), "__index__")
 
 
 def merges_budget(word_counts: Mapping[str, int], num_merges: int, total_symbols: bool) -> int:
@@ -256,10 +271,10 @@ def learn_steps(
     best (pair, count) before the merge, the winner first) and `tie_rule`.
     `corpus` is a text, an iterable of lines, or a mapping word -> count.
     """
-    if num_merges < 0:
-        raise ValueError(f"num_merges must be >= 0, got {num_merges}")
-    if min_frequency < 1:
-        raise ValueError(f"min_frequency must be >= 1, got {min_frequency}")
+    if not _is_integer(num_merges) or num_merges < 0:
+        raise ValueError(f"num_merges must be an integer >= 0, got {num_merges!r}")
+    if not _is_integer(min_frequency) or min_frequency < 1:
+        raise ValueError(f"min_frequency must be an integer >= 1, got {min_frequency!r}")
     word_counts = _word_counts(corpus)
     budget = merges_budget(word_counts, num_merges, total_symbols)
     done = 0
@@ -403,7 +418,9 @@ class Segmenter:
         seed: int | None = None,
     ) -> None:
         check_dropout(dropout)
-        merges = [(pair[0], pair[1]) for pair in merges]
+        merges = _checked_merges(merges)
+        if separator is not None and not isinstance(separator, str):
+            raise TypeError(f"separator must be a str such as '@@' or None, not {separator!r}")
         self.ranks: dict[Pair, int] = {}
         for rank, pair in enumerate(merges):
             self.ranks.setdefault(pair, rank)  # a repeated merge keeps its first rank
@@ -495,6 +512,8 @@ class Segmenter:
         return out
 
     def apply(self, text: str) -> str:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}; decode bytes first")
         return "".join(self.apply_line(line) for line in text.splitlines(keepends=True))
 
 
@@ -515,6 +534,25 @@ def apply(
     `dropout`, `seed`: as --dropout and --seed (see Segmenter)."""
     options = {"glossaries": glossaries, "vocabulary": vocabulary, "dropout": dropout, "seed": seed}
     return Segmenter(merges, separator, **options).apply(text)
+
+
+def _checked_merges(merges: Iterable[Pair]) -> list[Pair]:
+    """Each merge a pair of non-empty str, as parse_codes gives them: a tuple of one unit raised
+    IndexError, and a str of codes ("he llo") was read as pairs of its characters."""
+    if isinstance(merges, (str, bytes)) or not isinstance(merges, Iterable):
+        raise TypeError(
+            f"merges must be a list of (left, right) pairs of str (parse_codes gives them), not {merges!r:.40}"
+        )
+    pairs = []
+    for i, pair in enumerate(merges):
+        if not (
+            isinstance(pair, (tuple, list)) and len(pair) == 2 and all(isinstance(x, str) and x for x in pair)
+        ):
+            raise ValueError(
+                f"merge {i} is {pair!r:.40}; each merge is a (left, right) pair of non-empty str"
+            )
+        pairs.append((pair[0], pair[1]))
+    return pairs
 
 
 def check_dropout(dropout: float) -> None:
