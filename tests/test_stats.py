@@ -276,3 +276,13 @@ def test_forked_workers_give_the_same_figures(monkeypatch, texts):
 def test_workers_must_be_a_positive_integer(workers):
     with pytest.raises(ValueError, match="workers must be an integer from 1 to 256"):
         count_tokens(get_encoding("gpt2"), "text", workers=workers)
+
+
+@pytest.mark.parametrize("bad", [None, b"hello", 5, ["hello"]])
+def test_text_that_is_not_a_str_is_a_type_error(bad):
+    """count_tokens(tok, b"hello") and text_stats(tok, None) raised AttributeError ('bytes' object
+    has no attribute 'encode'); they now raise encode_ordinary's TypeError, which says what to do."""
+    enc = get_encoding("gpt2")
+    for call in (count_tokens, text_stats):
+        with pytest.raises(TypeError, match=f"text must be a str, not {type(bad).__name__}"):
+            call(enc, bad)

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._arguments import check_text
 from .core import Tokenizer
 from .streaming import MAX_WORKERS, check_workers
 
@@ -46,7 +47,9 @@ _FIELD = re.compile(r"(\w+)=(.*?)(?= \w+=|$)")  # key=value; a value runs up to 
 
 
 def well_formed(text: str) -> str:
-    """`text` with each lone surrogate as U+FFFD: what Tokenizer.encode_ordinary encodes."""
+    """`text` with each lone surrogate as U+FFFD: what Tokenizer.encode_ordinary encodes. Not a
+    str (bytes, None): encode_ordinary's TypeError, where `.encode` raised AttributeError."""
+    check_text(text)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
