@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import chain
 from typing import Any, Literal
 
-from . import _batch, formats
+from . import _batch, formats, saved
 from ._arguments import check_text, disallowed_special_error, special_set, token_id_of
 from ._batch_cuts import safe_cuts
 from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
@@ -32,7 +32,7 @@ from .added_tokens import TokenMatcher, find_disallowed, token_regex
 from .patterns import compile_split, resolve_pattern
 from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
-from .validate import TokenizerFileError, check_disjoint
+from .validate import check_disjoint
 
 CACHE_SIZE = 1 << 18  # chunk -> ids entries kept before the cache is cleared (~40 MB at most)
 BATCH_WINDOW = CACHE_SIZE // 2  # chunks whose new ones are merged together (half the cache: all fit)
@@ -519,21 +519,8 @@ class Tokenizer:
     # ----- files ------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format": formats.FORMAT_NAME,
-            "version": formats.FORMAT_VERSION,
-            "name": self.name,
-            "pattern": self.pattern,
-            "pattern_regex": self.pattern_regex,
-            "special_tokens": self.special_tokens,
-            "vocab_size": self.n_vocab,
-            "merges": [list(pair) for pair in self.merges] if self.merges is not None else None,
-            "metadata": self.metadata,
-            **({"preparation": self.preparation.to_json()} if self.preparation else {}),
-            **({} if self.chunk_lookup else {"chunk_lookup": False}),
-            **({"unicode": self.unicode} if self.unicode else {}),
-            **formats.duplicate_ids_json(self.merges, self.duplicate_ids),
-        }
+        """STEM.json's object (saved.py)."""
+        return saved.tokenizer_json(self)
 
     def save(self, stem: str | os.PathLike) -> None:
         """Write STEM.tiktoken (tiktoken's rank format) and STEM.json (everything else)."""
@@ -556,29 +543,7 @@ class Tokenizer:
     @classmethod
     def from_parts(cls, parts: TokenizerParts) -> Tokenizer:
         """Build what a file reader returned (readers.py); an error names the file it is about."""
-        ranks_source = parts.ranks_source or parts.source
-        options = {
-            "name": parts.name,
-            "metadata": parts.metadata,
-            "preparation": parts.preparation,
-            "chunk_lookup": parts.chunk_lookup,
-            "unicode": parts.unicode,
-        }
-        if parts.merges is None:  # a reader gives merges or ranks
-            try:
-                return cls(parts.ranks, parts.pattern, parts.special_tokens, decoder=parts.decoder, **options)  # type: ignore[arg-type]
-            except ValueError as e:
-                raise TokenizerFileError(f"{ranks_source}: {e}") from None
-        try:
-            tok = cls.from_merges(parts.merges, parts.pattern, parts.special_tokens, **options)
-        except ValueError as e:
-            raise TokenizerFileError(f"{parts.source}: {e}") from None
-        if parts.ranks is not None and parts.ranks != tok.mergeable_ranks:
-            raise TokenizerFileError(
-                f"{ranks_source}: its ranks disagree with the merges in {parts.source}; the two files "
-                "belong to different tokenizers (save them again together, or remove one)"
-            )
-        return tok
+        return saved.from_parts(cls, parts)
 
 
 class _ChunkCache(dict):
