@@ -599,3 +599,39 @@ def test_allowed_special_in_every_form_as_tiktoken_takes_it(text, allowed, disal
         if call == "encode_with_unstable":
             got, expected = (got[0], sorted(got[1])), (expected[0], sorted(expected[1]))
         assert got == expected, call
+
+
+@pytest.mark.parametrize(
+    "ranks, special",
+    [
+        ({}, {"<|x|>": -1}),
+        ({}, {"<|x|>": 1.5}),
+        ({}, {"<|x|>": 2**40}),
+        ({}, {"<|x|>": np.int64(300)}),
+        ({}, {b"<|x|>": 300}),
+        ({b"ab": -5}, {}),
+        ({b"ab": 1.5}, {}),
+        ({b"ab": 2**40}, {}),
+        ({b"ab": np.int64(300)}, {}),
+        ({"ab": 300}, {}),
+    ],
+)
+def test_constructor_ids_as_tiktoken_reads_them(ranks, special):
+    """Encoding(..., special_tokens={"<|x|>": -1}) was built and encode gave [97, 98, 32, -1] (1.5,
+    2**40, np.int64(300) likewise), where tiktoken's Rust raises OverflowError or TypeError, or
+    reads np.int64(300) as 300; a bytes special token raised AttributeError."""
+    args = {
+        "pat_str": r"\S+|\s+",
+        "mergeable_ranks": {**{bytes([b]): b for b in range(256)}, **ranks},
+        "special_tokens": special,
+    }
+    try:
+        theirs = tiktoken.Encoding("x", **args)
+    except (TypeError, OverflowError) as e:
+        with pytest.raises(type(e)):
+            compat.Encoding("x", **args)
+        return
+    ours = compat.Encoding("x", **args)
+    text = "ab <|x|>"
+    assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+    assert set(map(type, ours.encode(text, allowed_special="all"))) == {int}

@@ -303,3 +303,52 @@ def test_a_save_that_fails_midway_replaces_neither_file(tmp_path, monkeypatch):
         f.write(b"x")
     assert caught.value.filename == str(tmp_path / "c.counts")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before)
+
+
+BYTES_RANKS = {bytes([b]): b for b in range(256)}
+
+
+@pytest.mark.parametrize(
+    "ranks, special, error, fragment",
+    [
+        (BYTES_RANKS, {b"<|x|>": 300}, TypeError, "special_tokens: b'<|x|>' is bytes; its tokens are str"),
+        (BYTES_RANKS, {5: 300}, TypeError, "special_tokens: 5 is int"),
+        (
+            BYTES_RANKS,
+            {"<|x|>": -1},
+            ValueError,
+            "special_tokens['<|x|>'] is -1; token ids are integers >= 0",
+        ),
+        (BYTES_RANKS, {"<|x|>": 1.5}, TypeError, "special_tokens['<|x|>']: token ids must be int, not float"),
+        (BYTES_RANKS, {"<|x|>": True}, TypeError, "special_tokens['<|x|>']: token ids must be int, not bool"),
+        ({**BYTES_RANKS, b"ab": -5}, {}, ValueError, "mergeable_ranks[b'ab'] is -5"),
+        (
+            {**BYTES_RANKS, b"ab": 1.5},
+            {},
+            TypeError,
+            "mergeable_ranks[b'ab']: token ids must be int, not float",
+        ),
+        ({**BYTES_RANKS, "ab": 300}, {}, TypeError, "mergeable_ranks: 'ab' is str; its tokens are bytes"),
+        (
+            list(BYTES_RANKS.items()),
+            {},
+            TypeError,
+            "mergeable_ranks must be a dict of tokens to ids, not list",
+        ),
+        (None, {}, TypeError, "mergeable_ranks must be a dict of tokens to ids, not NoneType"),
+    ],
+)
+def test_constructor_refuses_ranks_and_special_tokens_of_the_wrong_kind(ranks, special, error, fragment):
+    """Tokenizer(ranks, "gpt4", {b"<|x|>": 300}) raised AttributeError ('bytes' object has no attribute
+    'encode'); a special id of -1 or 1.5, or a rank of -5, was taken, and encode gave [..., -1] or
+    [1.5]; a str rank was silently never used. Each is now a TypeError or ValueError naming the token."""
+    with pytest.raises(error, match=re.escape(f"tokenizer 'custom': {fragment}")):
+        Tokenizer(ranks, "gpt4", special)
+
+
+def test_constructor_takes_numpy_ids_as_plain_ints():
+    """np.int64 ids (from an array) came out of encode as np.int64; they are now plain ints."""
+    np = pytest.importorskip("numpy")
+    tok = Tokenizer({**BYTES_RANKS, b"ab": np.int64(256)}, "gpt4", {"<|x|>": np.int32(257)})
+    ids = tok.encode("ab<|x|>", allowed_special="all")
+    assert ids == [256, 257] and set(map(type, ids)) == {int}

@@ -7,7 +7,7 @@ text, a str as a set of its characters, True as id 1) with a TypeError that says
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 
 def check_text(text: object) -> None:
@@ -45,3 +45,35 @@ def special_set(value: object, kind: str) -> set[str]:
             f"{kind}_special must be 'all' or a set of special tokens such as {one}, not {value!r}"
         )
     return set(value)
+
+
+def token_ids(tokens: object, key_type: type, where: str) -> dict:
+    """A token -> id dict as the Tokenizer takes it: keys of `key_type` (bytes for the ranks, str
+    for special tokens), ids integers >= 0 of any integer type, given back as plain ints.
+
+    Unchecked, a bytes special token or a str rank raised AttributeError later, and an id of
+    -1, 1.5, True or np.int64(300) came out of encode as it was. The common case (plain keys and
+    ints) is checked at C speed and returned as it is; anything else is checked token by token."""
+    if not isinstance(tokens, Mapping):
+        raise TypeError(f"{where} must be a dict of tokens to ids, not {type(tokens).__name__}")
+    values = tokens.values()
+    if (
+        set(map(type, tokens)) <= {key_type}
+        and set(map(type, values)) <= {int}
+        and min(values, default=0) >= 0
+    ):
+        return tokens  # type: ignore[return-value]
+    checked = {}
+    for token, value in tokens.items():
+        if not isinstance(token, key_type):
+            raise TypeError(
+                f"{where}: {token!r} is {type(token).__name__}; its tokens are {key_type.__name__}"
+            )
+        try:
+            token_id = token_id_of(value)
+        except TypeError as e:
+            raise TypeError(f"{where}[{token!r}]: {e}") from None
+        if token_id < 0:
+            raise ValueError(f"{where}[{token!r}] is {token_id}; token ids are integers >= 0")
+        checked[token] = token_id
+    return checked

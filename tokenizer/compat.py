@@ -76,6 +76,7 @@ class Encoding:
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
     ) -> None:
+        mergeable_ranks, special_tokens = _tiktoken_ids(mergeable_ranks), _tiktoken_ids(special_tokens)
         self.name = name
         self._pat_str = pat_str
         self._mergeable_ranks = mergeable_ranks
@@ -423,6 +424,16 @@ def _token_id(token: Any) -> int:
     if not 0 <= token < _U32_END:
         raise OverflowError("out of range integral type conversion attempted")
     return token
+
+
+def _tiktoken_ids(tokens: dict[Any, Any]) -> dict[Any, int]:
+    """A token -> id dict's ids as tiktoken's Rust reads them (`_token_id`: np.int64(300) is 300,
+    True is 1, -1 or 2**40 an OverflowError, 1.5 a TypeError); the dict itself when they are
+    plain ints already (checked at C speed). Its keys are checked by Tokenizer (token_ids)."""
+    values = tokens.values() if isinstance(tokens, dict) else ()
+    if set(map(type, values)) <= {int} and 0 <= min(values, default=0) and max(values, default=0) < _U32_END:
+        return tokens
+    return {token: _token_id(token_id) for token, token_id in tokens.items()}
 
 
 def _token_ids(tokens: Iterable[Any]) -> list[int]:

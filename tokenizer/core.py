@@ -24,7 +24,7 @@ from itertools import chain
 from typing import Any, Literal
 
 from . import _batch, formats, saved
-from ._arguments import check_text, disallowed_special_error, special_set, token_id_of
+from ._arguments import check_text, disallowed_special_error, special_set, token_id_of, token_ids
 from ._batch_cuts import safe_cuts
 from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
 from ._gc import paused_gc
@@ -60,6 +60,7 @@ class Tokenizer:
         unicode: str | None = None,
         shared_special_ids: bool = False,
     ) -> None:
+        mergeable_ranks = token_ids(mergeable_ranks, bytes, f"tokenizer {name!r}: mergeable_ranks")
         missing = [b for b in range(256) if bytes([b]) not in mergeable_ranks]
         if missing:
             raise ValueError(
@@ -69,7 +70,9 @@ class Tokenizer:
         self.name = name
         self.pattern = pattern
         self.mergeable_ranks = mergeable_ranks
-        self.special_tokens: dict[str, int] = dict(special_tokens or {})
+        self.special_tokens: dict[str, int] = dict(
+            token_ids(special_tokens or {}, str, f"tokenizer {name!r}: special_tokens")
+        )
         self.merges = merges
         self.metadata: dict[str, Any] = dict(metadata or {})
         self._decoder: dict[int, bytes] = (
