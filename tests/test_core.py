@@ -352,3 +352,32 @@ def test_constructor_takes_numpy_ids_as_plain_ints():
     tok = Tokenizer({**BYTES_RANKS, b"ab": np.int64(256)}, "gpt4", {"<|x|>": np.int32(257)})
     ids = tok.encode("ab<|x|>", allowed_special="all")
     assert ids == [256, 257] and set(map(type, ids)) == {int}
+
+
+@pytest.mark.parametrize(
+    "merges, special, error, fragment",
+    [
+        ([(97,)], None, ValueError, "merge 0 is (97,); each merge is a (left_id, right_id) pair of ints"),
+        ([(97, 98, 99)], None, ValueError, "merge 0 is (97, 98, 99)"),
+        ([b"ab"], None, ValueError, "merge 0 is b'ab'"),
+        ([{97, 98}], None, ValueError, "merge 0 is {97, 98}"),
+        ([(97.5, 98)], None, TypeError, "merge 0 (97.5, 98): token ids must be int, not float"),
+        ([(True, 98)], None, TypeError, "merge 0 (True, 98): token ids must be int, not bool"),
+        (
+            [(97, 98)],
+            ["<|a|>", "<|b|>", "<|a|>"],
+            ValueError,
+            "special tokens must be unique; repeated: '<|a|>'",
+        ),
+        ([(97, 98)], {"<|a|>"}, TypeError, "special_tokens must be a dict of tokens to ids, not set"),
+    ],
+)
+def test_from_merges_refuses_what_is_not_a_pair(merges, special, error, fragment):
+    """from_merges([(97,)]) raised IndexError; (97.5, 98) was read as (97, 98), (97, 98, 99) and b"ab"
+    as (97, 98), a set in its own order; special_tokens=["<|a|>", "<|b|>", "<|a|>"] gave <|a|> the
+    later id and left a gap, a set of them failed with "dictionary update sequence element"."""
+    with pytest.raises(error, match=re.escape(fragment)):
+        Tokenizer.from_merges(merges, special_tokens=special)
+    np = pytest.importorskip("numpy")
+    tok = Tokenizer.from_merges(np.array([[97, 98], [256, 99]]), special_tokens=["<|a|>"])
+    assert tok.encode("abc ab<|a|>", allowed_special="all") == [257, 32, 256, 258]

@@ -77,3 +77,30 @@ def token_ids(tokens: object, key_type: type, where: str) -> dict:
             raise ValueError(f"{where}[{token!r}] is {token_id}; token ids are integers >= 0")
         checked[token] = token_id
     return checked
+
+
+def merge_pair(pair: object, index: int) -> tuple[int, int]:
+    """Merge `index` as its two ids. A pair is a tuple, a list or a numpy row of two integers:
+    (0,) raised IndexError, (1.5, 2) was read as (1, 2), (0, 1, 2) as (0, 1), b"ab" as (97, 98)
+    and a set {97, 98} in its own order."""
+    if type(pair) in (tuple, list) and len(pair) == 2 and type(pair[0]) is int and type(pair[1]) is int:
+        return pair[0], pair[1]  # the usual merge, in few steps: from_merges runs this 200k times
+    if (
+        isinstance(pair, (str, bytes, bytearray, set, frozenset, dict))
+        or not hasattr(pair, "__len__")
+        or len(pair) != 2
+    ):
+        raise ValueError(f"merge {index} is {pair!r:.40}; each merge is a (left_id, right_id) pair of ints")
+    try:
+        return token_id_of(pair[0]), token_id_of(pair[1])
+    except TypeError as e:
+        raise TypeError(f"merge {index} {pair!r:.40}: {e}") from None
+
+
+def ids_after(tokens: list | tuple, first_id: int) -> dict:
+    """Special tokens given as a list: ids from `first_id` on, in order. A repeated one took the
+    later id and left the earlier unused, a gap in the ids."""
+    if len(set(tokens)) != len(tokens):
+        repeated = sorted({token for token in tokens if tokens.count(token) > 1}, key=repr)
+        raise ValueError(f"special tokens must be unique; repeated: {', '.join(map(repr, repeated))}")
+    return {token: first_id + i for i, token in enumerate(tokens)}

@@ -24,7 +24,15 @@ from itertools import chain
 from typing import Any, Literal
 
 from . import _batch, formats, saved
-from ._arguments import check_text, disallowed_special_error, special_set, token_id_of, token_ids
+from ._arguments import (
+    check_text,
+    disallowed_special_error,
+    ids_after,
+    merge_pair,
+    special_set,
+    token_id_of,
+    token_ids,
+)
 from ._batch_cuts import safe_cuts
 from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
 from ._gc import paused_gc
@@ -129,7 +137,7 @@ class Tokenizer:
         ranks = {token: i for i, token in enumerate(vocab)}
         merge_list: list[tuple[int, int]] = []
         for i, pair in enumerate(merges):
-            left, right = int(pair[0]), int(pair[1])
+            left, right = merge_pair(pair, i)
             new_id = 256 + i
             if not (0 <= left < new_id and 0 <= right < new_id):
                 raise ValueError(f"merge {i} ({left}, {right}) refers to an id not defined before it")
@@ -138,7 +146,7 @@ class Tokenizer:
             ranks.setdefault(token, new_id)
             merge_list.append((left, right))
         if isinstance(special_tokens, (list, tuple)):
-            special_tokens = {s: len(vocab) + i for i, s in enumerate(special_tokens)}
+            special_tokens = ids_after(special_tokens, len(vocab))
         return cls(
             ranks,
             pattern,
