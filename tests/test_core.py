@@ -381,3 +381,15 @@ def test_from_merges_refuses_what_is_not_a_pair(merges, special, error, fragment
     np = pytest.importorskip("numpy")
     tok = Tokenizer.from_merges(np.array([[97, 98], [256, 99]]), special_tokens=["<|a|>"])
     assert tok.encode("abc ab<|a|>", allowed_special="all") == [257, 32, 256, 258]
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"disallowed_special": {5}}, {"disallowed_special": [None]}, {"allowed_special": {b"x"}}]
+)
+def test_special_token_sets_holding_a_non_str_are_named(kwargs):
+    """encode("x", disallowed_special={5}) failed with "'int' object is not iterable", from deep in
+    the special-token scan; allowed_special={b"<|endoftext|>"} was ignored without a word."""
+    enc = get_encoding("cl100k_base")
+    kind = next(iter(kwargs)).removesuffix("_special")
+    with pytest.raises(TypeError, match=f"{kind}_special holds .*; special tokens are str"):
+        enc.encode("hello <|endoftext|>", **kwargs)

@@ -38,13 +38,20 @@ def disallowed_special_error(token: str) -> ValueError:
 
 
 def special_set(value: object, kind: str) -> set[str]:
-    """A collection of special tokens; a lone str (its characters) or None is a TypeError."""
+    """A collection of special tokens; a lone str (its characters) or None is a TypeError, and so
+    is a token that is not a str (disallowed_special={5} failed with "'int' object is not iterable")."""
     if isinstance(value, str) or not isinstance(value, Iterable):
         one = f"{{{value!r}}}" if isinstance(value, str) else "{'<|endoftext|>'}"
         raise TypeError(
             f"{kind}_special must be 'all' or a set of special tokens such as {one}, not {value!r}"
         )
-    return set(value)
+    tokens = set(value)
+    for token in tokens:
+        if not isinstance(token, str):
+            raise TypeError(
+                f"{kind}_special holds {token!r}, a {type(token).__name__}; special tokens are str"
+            )
+    return tokens
 
 
 def token_ids(tokens: object, key_type: type, where: str) -> dict:

@@ -344,7 +344,8 @@ class Encoding:
         if allowed_special == "all" or _is_str_set(allowed_special):
             return self._tokenizer.check_special(text, allowed_special, disallowed_special)  # type: ignore[arg-type]
         iterable = isinstance(allowed_special, Iterable) and not isinstance(allowed_special, str)
-        self._tokenizer.check_special(text, allowed_special if iterable else frozenset(), disallowed_special)  # type: ignore[arg-type]
+        tokens = {token for token in allowed_special if isinstance(token, str)} if iterable else set()  # type: ignore[union-attr]
+        self._tokenizer.check_special(text, tokens, disallowed_special)  # type: ignore[arg-type]
         raise _allowed_type_error(allowed_special)
 
     def _subtract_allowed(self, allowed_special: object, disallowed_special: object) -> None:
