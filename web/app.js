@@ -39,7 +39,13 @@
 
 import { updateDiff } from "./diff.js";
 import "./inspect.js";
-import { addLearnedTokenizer, addTokenizerFromFiles, addTokenizerFromServer, showLoadMessage } from "./io.js";
+import {
+  addLearnedTokenizer,
+  addTokenizerFromFiles,
+  addTokenizerFromServer,
+  clearLoadMessage,
+  showLoadMessage,
+} from "./io.js";
 import { addPanel, placePanelAfter, refreshAll, removePanel, renderSplit } from "./panels.js";
 import { displayText, rerenderAll } from "./render.js";
 import { readShareLink, shareLinkProblem, writeShareLink } from "./share.js";
@@ -144,7 +150,7 @@ async function boot() {
   if (fromHash && fromHash.text != null) setText(fromHash.text);
   const wanted = (fromHash && fromHash.encodings.filter((n) => names.includes(n))) || [];
   const problem = shareLinkProblem(fromHash, names);
-  if (problem) showLoadMessage(problem, true);
+  if (problem) showLoadMessage(problem, true, "link");
   const initial = wanted.length ? wanted : state.manifest.default_encodings;
   prefetch(initial); // downloads overlap the boot
   for (const n of initial) addPanel(n);
@@ -177,7 +183,8 @@ window.addEventListener("hashchange", (e) => {
     for (const n of wanted) addPanel(n);
   }
   const problem = shareLinkProblem(link, names);
-  if (problem) showLoadMessage(problem, true);
+  if (problem) showLoadMessage(problem, true, "link");
+  else clearLoadMessage("link");
   writeShareLink();
 });
 

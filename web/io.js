@@ -15,11 +15,25 @@ const MAX_LOAD_BYTES = 64 << 20;
 // recurses once per level, so 100,000 `[` would overflow Pyodide's stack (a fatal error).
 const MAX_JSON_DEPTH = 100;
 
-export function showLoadMessage(msg, isError) {
+// `about` says what the message is about ("link": an opened share link), so that a message
+// about one thing is taken away only by news of that thing (clearLoadMessage).
+export function showLoadMessage(msg, isError, about = "") {
   const box = $("#load-message");
   box.textContent = msg;
   box.hidden = false;
   box.classList.toggle("error", !!isError);
+  box.dataset.about = about;
+}
+
+// Hides the message if it is about `about`: a share link opened without a problem takes away
+// what the page said about the link before it, which otherwise stood under the new link as if
+// it named an encoding the page lacks; a message about files stays.
+export function clearLoadMessage(about) {
+  const box = $("#load-message");
+  if (box.hidden || box.dataset.about !== about) return;
+  box.hidden = true;
+  box.textContent = "";
+  box.classList.remove("error");
 }
 
 // ----- loading tokenizers: files from disk, or from the server (train.js) --------------------

@@ -719,6 +719,25 @@ def test_a_share_link_opened_in_a_tab_showing_the_page_shows_its_view(open_page,
     assert other.evaluate("() => location.hash") == "#enc=gpt2&text=shared+%E6%9D%B1"
 
 
+def test_a_good_share_link_opened_after_a_bad_one_takes_the_bad_ones_message_away(open_page, live_server):
+    # The message about the first link ('names "nope"') stayed under the second, good link, as if
+    # that one named an encoding the page lacks.
+    other = open_page(live_server, "/#enc=gpt2,nope&text=first")
+    msg = other.get_by_test_id("load-message")
+    expect(msg).to_contain_text('names "nope"')
+    other.goto(live_server + "/#enc=gpt2&text=second")
+    expect(other.get_by_test_id("input")).to_have_value("second")
+    expect(msg).to_be_hidden()
+    other.goto(live_server + "/#enc=gpt2&text=third%E6%9D")  # a bad one again says so
+    expect(msg).to_contain_text("text is damaged")
+    # A message about files stays: a good link says nothing about them.
+    drop_files(other, [{"name": "void.tiktoken", "text": ""}])
+    expect(msg).to_contain_text("void.tiktoken: no tokens in file")
+    other.goto(live_server + "/#enc=gpt2&text=fourth")
+    expect(other.get_by_test_id("input")).to_have_value("fourth")
+    expect(msg).to_contain_text("void.tiktoken: no tokens in file")
+
+
 def test_a_share_link_is_read_from_its_hashchange_not_from_the_address_bar(open_page, live_server):
     # The live link's timer can write the old view into the address bar between a fragment
     # navigation and its hashchange event; the handler read the bar and showed the old text.
