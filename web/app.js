@@ -48,7 +48,7 @@ import {
 } from "./io.js";
 import { addPanel, placePanelAfter, refreshAll, removePanel, renderSplit } from "./panels.js";
 import { displayText, rerenderAll } from "./render.js";
-import { readShareLink, shareLinkProblem, writeShareLink } from "./share.js";
+import { readShareLink, shareLinkProblem, showingLink, writeLiveLink } from "./share.js";
 import { $, input, metrics, state } from "./state.js";
 import { getText, moveCaret, setText, textLength, textVersion, utf8Before } from "./textbox.js";
 import { loadManifest, prefetch, rpc, setStatus, showFatal, workerReady } from "./worker-client.js";
@@ -94,7 +94,7 @@ $("#add-encoding").addEventListener("change", async (e) => {
 
 function showEncoding(name) {
   addPanel(name);
-  writeShareLink();
+  writeLiveLink();
 }
 
 // ----- boot -----------------------------------------------------------------------------------
@@ -172,20 +172,25 @@ async function boot() {
 // text over the link). The link's reference panels replace the others; a loaded one stays.
 // The link is read from the event, not the address bar: the live link's timer (share.js) may
 // have written the old view there between the navigation and this event.
+// The address bar then follows the view as share.js showingLink says (a long text's link stays).
 window.addEventListener("hashchange", (e) => {
   const link = readShareLink(new URL(e.newURL).hash);
   if (!link || !state.manifest) return;
   const names = Object.keys(state.manifest.encodings);
-  if (link.text != null) setText(link.text);
-  const wanted = link.encodings.filter((n) => names.includes(n));
-  if (wanted.length) {
-    for (const p of [...state.panels]) if (names.includes(p.name) && !wanted.includes(p.name)) removePanel(p.name);
-    for (const n of wanted) addPanel(n);
-  }
+  showingLink(
+    () => {
+      if (link.text != null) setText(link.text);
+      const wanted = link.encodings.filter((n) => names.includes(n));
+      if (wanted.length) {
+        for (const p of [...state.panels]) if (names.includes(p.name) && !wanted.includes(p.name)) removePanel(p.name);
+        for (const n of wanted) addPanel(n);
+      }
+    },
+    { hasText: link.text != null },
+  );
   const problem = shareLinkProblem(link, names);
   if (problem) showLoadMessage(problem, true, "link");
   else clearLoadMessage("link");
-  writeShareLink();
 });
 
 boot().catch((e) => showFatal(e.message));

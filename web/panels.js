@@ -18,7 +18,7 @@ import { updateDiff } from "./diff.js";
 import { bidiClass, decodeLenient } from "./format.js";
 import { clearTokens, render, showTokenAt, shown } from "./render.js";
 import { freezeWindow, patchResult, wholeResult } from "./result.js";
-import { writeShareLink, writeShareLinkSoon } from "./share.js";
+import { writeLiveLink, writeShareLinkSoon } from "./share.js";
 import { $, metrics, panelByName, state } from "./state.js";
 import { editSince, getText, onCaretMove, onTextChange, textLength, textVersion } from "./textbox.js";
 import { nextRequestId, rpc, WorkerTimeout } from "./worker-client.js";
@@ -116,7 +116,7 @@ export function removePanel(name) {
   if (state.ready) rpc("forget_edits", { key: name }).catch(() => {}); // a restarted worker forgot it already
   refreshSelects();
   updateDiff();
-  writeShareLink();
+  writeLiveLink();
 }
 
 // Moves panel `name` to just after panel `anchor` (train.js: an extension next to its base).
@@ -129,7 +129,7 @@ export function placePanelAfter(name, anchor) {
   a.el.after(p.el);
   refreshSelects();
   updateDiff();
-  writeShareLink();
+  writeLiveLink();
 }
 
 function setBaseline(name) {

@@ -95,11 +95,50 @@ export function writeShareLink() {
 // page was opened with holds the text it shows).
 let linkedVersion = null;
 let shareTimer = 0;
+let opening = false; // a link is being shown (showingLink): its changes are the address bar's own
+
+// After a change of the panels (one added, removed or moved): the live link, as an edit gets
+// it. The whole link of a text too long for the live link is never written here: replacing the
+// address with one of megabytes is itself a long task in Chromium (history.replaceState of a
+// 1.5 MB link: a panel added 159 ms, removed 251 ms), and it put back the link an edit of the
+// text had taken out of the bar. Such a text leaves the bare address; the share button writes it.
+export function writeLiveLink() {
+  if (opening || !state.ready) return;
+  if (textLength() <= LIVE_LINK_MAX) {
+    writeShareLink();
+    return;
+  }
+  clearTimeout(shareTimer);
+  if (location.hash) history.replaceState(null, "", `${location.origin}${location.pathname}`);
+}
+
+// Runs `show`, which puts a link just opened in this tab (a hashchange) on the page, then makes
+// the address bar follow: a short text's link is written at once (without the names the page
+// lacks); a long text's link stays as it was opened, as at boot: the bar holds this very text,
+// and writing it again cost the same long task as above (a 1.5 MB link opened: a 1,061 ms task).
+// A link without a text ("#enc=gpt2") leaves a long text the bare address.
+export function showingLink(show, { hasText }) {
+  opening = true;
+  try {
+    show();
+  } finally {
+    opening = false;
+  }
+  if (textLength() <= LIVE_LINK_MAX) {
+    writeShareLink();
+  } else if (hasText) {
+    clearTimeout(shareTimer);
+    linkedVersion = textVersion();
+  } else {
+    writeLiveLink();
+  }
+}
 
 // After an edit: the live link, or for a text too long for one, no link at all. Leaving the
 // bar alone kept the last short text's link there, which copied from the bar shared that text.
 export function writeShareLinkSoon() {
   clearTimeout(shareTimer);
+  if (opening) return;
   if (textLength() <= LIVE_LINK_MAX) {
     shareTimer = setTimeout(writeShareLink, LIVE_LINK_DELAY_MS);
     return;
