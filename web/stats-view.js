@@ -17,6 +17,10 @@ const BAR_ROW_PX = 18; // per bar in a horizontal bar chart: room for a 12 px la
 const CHART_PAD_PX = 70; // axis title, ticks and legend around the bars
 const SWEEP_HEIGHT_PX = 300;
 const EXAMPLE_HEADER = "##### UDHR code=eng lang=en name=English";
+// A UDHR text longer than this (UTF-16 units) is used without being put in the box: Chromium lays
+// a textarea of megabytes out again at every change near it (a 20 MB file: its load a 275 ms
+// task, then each status line or click 130-515 ms). The input box's LIVE_MAX, measured there.
+const UDHR_BOX_MAX = 1 << 17;
 
 // "1000, 2000,4000" -> [1000, 2000, 4000], read as the CLI's --sweep is (cli/analyze.py
 // parse_sizes): every item an integer, so "512," or "512,,1024" is an empty item, not a size 0,
@@ -33,12 +37,32 @@ export function parseSizes(value) {
 
 export function mountStatsView(root, app) {
   const checks = panelChecks(app, "tokenizers", "stats-tokenizers");
+  const udhrHint = `optional, for parity: a UDHR-style text, each language after a header line such as\n${EXAMPLE_HEADER}`;
   const udhr = el("textarea", {
     rows: 4,
     spellcheck: false,
-    placeholder: `optional, for parity: a UDHR-style text, each language after a header line such as\n${EXAMPLE_HEADER}`,
+    placeholder: udhrHint,
     "aria-label": "UDHR-style text for parity per language",
     "data-testid": "stats-udhr",
+  });
+  // A UDHR text too long for the box (a file or a paste), used while the box stays empty: the
+  // box's placeholder names it, and typing in the box replaces it as it would a text in the box.
+  let udhrAside = null;
+  const putAside = (name, text) => {
+    udhr.value = "";
+    udhrAside = text;
+    udhr.placeholder = `${name} (${text.length} characters) is used, not shown (too long for this box); type here to use your own text instead`;
+  };
+  const dropAside = () => {
+    udhrAside = null;
+    udhr.placeholder = udhrHint;
+  };
+  udhr.addEventListener("input", () => udhrAside !== null && udhr.value && dropAside());
+  udhr.addEventListener("paste", (e) => {
+    const text = e.clipboardData && e.clipboardData.getData("text/plain");
+    if (!text || text.length <= UDHR_BOX_MAX) return;
+    e.preventDefault();
+    putAside("the pasted text", text);
   });
   const udhrFile = el("input", { type: "file", accept: ".txt,text/plain", "data-testid": "stats-udhr-file" });
   // Read as the CLI reads a corpus: UTF-8 or refused. File.text() put U+FFFD for the bytes of a
@@ -48,7 +72,12 @@ export function mountStatsView(root, app) {
     udhrFile.value = "";
     if (!file) return;
     try {
-      udhr.value = await readUtf8(file);
+      const text = await readUtf8(file);
+      if (text.length > UDHR_BOX_MAX) putAside(file.name, text);
+      else {
+        dropAside();
+        udhr.value = text;
+      }
       status.done(`${file.name}: loaded`);
     } catch (e) {
       status.fail(e);
@@ -90,7 +119,8 @@ export function mountStatsView(root, app) {
     run.disabled = true;
     try {
       const t = performance.now();
-      const res = await app.rpc("stats", { names, text: app.getText(), udhr: udhr.value.trim() ? udhr.value : null });
+      const udhrText = udhr.value.trim() ? udhr.value : udhrAside;
+      const res = await app.rpc("stats", { names, text: app.getText(), udhr: udhrText });
       await showStats(res);
       status.done(`computed in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     } catch (e) {

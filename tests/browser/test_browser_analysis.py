@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -237,6 +238,37 @@ def test_a_udhr_file_that_is_not_utf8_is_refused_as_the_cli_refuses_it(page: Pag
     page.get_by_test_id("stats-udhr-file").set_input_files(good)
     expect(page.get_by_test_id("stats-udhr")).to_have_value(udhr_slice(2))
     page.get_by_test_id("stats-udhr").fill("")
+
+
+def test_a_large_udhr_file_is_used_without_being_put_in_the_box(page: Page, tmp_path: Path):
+    # The file's text went into the textarea: 20 MB there made its load a 275 ms task and every
+    # later status line or click in the page a 130-515 ms one (the box laid out again).
+    udhr = udhr_slice(2) + "All human beings are born free and equal in dignity and rights.\n" * 3000
+    assert len(udhr) > 1 << 17  # stats-view.js UDHR_BOX_MAX
+    by_lang = cli(
+        "stats", "udhr.txt", "-t", "cl100k_base", "--by-language", files={"udhr.txt": udhr}, tmp_path=tmp_path
+    )
+    open_view(page, "stats")
+    checks = page.get_by_test_id("stats-tokenizers")
+    checks.get_by_label("cl100k_base").check()
+    checks.get_by_label("o200k_base").uncheck()
+    box = page.get_by_test_id("stats-udhr")
+    page.get_by_test_id("stats-udhr-file").set_input_files(tmp_path / "udhr.txt")
+    expect(page.get_by_test_id("stats-status")).to_contain_text("udhr.txt: loaded")
+    expect(box).to_have_value("")
+    expect(box).to_have_attribute("placeholder", re.compile(r"udhr\.txt \(\d+ characters\) is used"))
+    page.get_by_test_id("stats-run").click()
+    wait_done(page, "stats-status", "computed")
+    parity = table_values(page, "parity-table")
+    assert [row[1] for row in parity] == [r["code"] for r in by_lang["languages"]]
+    assert [row[2:] for row in parity] == [[r["tokens"], r["parity"]] for r in by_lang["languages"]]
+    # Typed text replaces the file, as it would replace a small file's text in the box.
+    box.fill("just typed")
+    expect(box).not_to_have_attribute("placeholder", re.compile("is used"))
+    page.get_by_test_id("stats-run").click()
+    expect(page.get_by_test_id("stats-status")).to_contain_text("no '##### UDHR code=")
+    box.fill("")
+    checks.get_by_label("o200k_base").check()
 
 
 def test_sweep_sizes_are_read_as_the_cli_reads_them(page: Page, tmp_path: Path):
