@@ -47,6 +47,11 @@ const PHASE_WORDS = { count: "counting chunks", encode: "encoding chunks with th
 const DEFAULT_PATTERN = "gpt4";
 const FROM_BYTES = ""; // the "start from" value of training from bytes
 const FILE_PREFIX = "file:"; // "start from" values of tokenizers loaded from disk (never a server name)
+// A paste longer than this (UTF-16 units) joins the corpus as a file instead of the text box:
+// Chromium lays a textarea of megabytes out again at every change of the page (20 MB in it made
+// each keystroke in the input box a 415-825 ms task). The input box's LIVE_MAX (textbox.js).
+const PASTE_BOX_MAX = 1 << 17;
+const PASTED_NAME = "pasted.txt"; // the name the text box's text is uploaded under, too
 
 
 function formatBytes(n) {
@@ -214,6 +219,14 @@ export function mountTrainPanel(root, app) {
   fileInput.addEventListener("change", () => {
     addFiles(fileInput.files);
     fileInput.value = "";
+  });
+  // Its line breaks normalized as the box normalizes a paste (a textarea's value holds no CR), so
+  // the same clipboard trains on the same bytes at any size.
+  text.addEventListener("paste", (e) => {
+    const pasted = e.clipboardData && e.clipboardData.getData("text/plain");
+    if (!pasted || pasted.length <= PASTE_BOX_MAX) return;
+    e.preventDefault();
+    addFiles([new File([pasted.replace(/\r\n?/g, "\n")], PASTED_NAME, { type: "text/plain" })]);
   });
   // The page loads .tiktoken/.json files dropped anywhere; drops on this zone are corpora.
   drop.addEventListener("dragover", (e) => {
@@ -417,7 +430,7 @@ export function mountTrainPanel(root, app) {
     }
     const body = new FormData();
     for (const f of files) body.append("corpus", f, f.name);
-    if (text.value) body.append("corpus", new Blob([text.value], { type: "text/plain" }), "pasted.txt");
+    if (text.value) body.append("corpus", new Blob([text.value], { type: "text/plain" }), PASTED_NAME);
     const from = bases.get(base.value);
     if (from) {
       if (from.kind === "file") for (const f of from.files) body.append("base_file", f, f.name);
