@@ -32,6 +32,9 @@ const PRESETS = {
   ].join("\n"),
 };
 const DEFAULT_PATTERN = "gpt4";
+// The library's defaults (tokenizer/web/learn.py parse_request): what an empty count field means.
+const DEFAULT_MERGES = 200;
+const DEFAULT_MIN_FREQUENCY = 2;
 const SPEEDS = [1, 2, 5, 10, 25];
 const utf8 = new TextEncoder();
 
@@ -98,11 +101,11 @@ export function mountLearnView(root, app) {
   const tie = el("select", { "data-testid": "learn-tie-break", "aria-label": "tie-break rule" });
   for (const t of app.names.tie_breaks) tie.append(new Option(nameLabel("tie_break", t), t));
   const merges = el("input", {
-    type: "number", min: 0, max: 2000, value: 200, class: "learn-num",
+    type: "number", min: 0, max: 2000, value: DEFAULT_MERGES, class: "learn-num",
     "data-testid": "learn-num-merges", "aria-label": "number of merges",
   });
   const minFreq = el("input", {
-    type: "number", min: 1, value: 2, class: "learn-num",
+    type: "number", min: 1, value: DEFAULT_MIN_FREQUENCY, class: "learn-num",
     "data-testid": "learn-min-frequency", "aria-label": "minimum pair count",
   });
   const field = (label, control) => el("label", { class: "learn-field" }, el("span", { class: "learn-label", text: label }), control);
@@ -167,19 +170,23 @@ export function mountLearnView(root, app) {
   let timer = null;
   let busy = null; // the pending learn promise
 
+  // A count field as the library is to read it: an empty field (or one the browser could not
+  // read as a number) is the library's default; anything else goes as typed, so that the
+  // library's error says what is wrong (0 read as empty learned 200 merges, 5000 was quietly 2000,
+  // 1.5 merges learned 1, a min count of 0 or -5 learned with 1). Only a count past 2**53
+  // ("1e21"), which would reach Python as a float, is cut to 2**53 - 1: no pair occurs that often.
+  function countField(input, fallback) {
+    const typed = input.value.trim() === "" ? Number.NaN : Number(input.value);
+    return Number.isFinite(typed) ? Math.min(Number.MAX_SAFE_INTEGER, typed) : fallback;
+  }
+
   function currentRequest() {
-    // An empty field (or one the browser could not read as a number) is the default; 0 is 0
-    // merges, as the library takes it (it read as empty: 200 merges were learned). A count out of
-    // range goes as typed, and the library's error says the range (5000 was quietly 2000).
-    const typed = merges.value.trim() === "" ? Number.NaN : Number(merges.value);
-    const num = Number.isFinite(typed) ? Math.floor(typed) : 200;
     const req = {
       corpus: corpus.value,
       mode: mode.value,
       tie_break: tie.value,
-      num_merges: num,
-      // a count past 2**53 ("1e21") reached Python as a float: "min_frequency must be an integer"
-      min_frequency: Math.max(1, Math.min(Number.MAX_SAFE_INTEGER, Math.floor(Number(minFreq.value) || 1))),
+      num_merges: countField(merges, DEFAULT_MERGES),
+      min_frequency: countField(minFreq, DEFAULT_MIN_FREQUENCY),
     };
     if (mode.value === "bytes") req.pattern = pattern.value === "custom" ? regex.value : pattern.value;
     return req;

@@ -209,6 +209,32 @@ def test_a_merge_count_out_of_range_is_an_error_not_clamped(app_page: Page):
     expect(page.get_by_test_id("learn-error")).to_be_hidden()
 
 
+def test_a_fractional_count_or_a_min_count_below_one_is_an_error_not_rounded(app_page: Page):
+    # 1.5 merges learned 1, and a min count of 0, -5 or 0.5 learned with 1 (an empty field with
+    # 1, where the library's default is 2), said by nothing.
+    page = app_page
+    expect(page.get_by_test_id("learn-corpus")).to_be_visible(timeout=30_000)
+    error = page.get_by_test_id("learn-error")
+    page.get_by_test_id("learn-num-merges").fill("1.5")
+    page.get_by_test_id("learn-reset").click()
+    expect(error).to_contain_text("num_merges must be an integer, got 1.5", timeout=30_000)
+    page.get_by_test_id("learn-num-merges").fill("200")
+    for typed, shown in (("0", "got 0"), ("-5", "got -5")):
+        page.get_by_test_id("learn-min-frequency").fill(typed)
+        page.get_by_test_id("learn-reset").click()
+        expect(error).to_contain_text(f"min_frequency must be >= 1, {shown}", timeout=30_000)
+    page.get_by_test_id("learn-min-frequency").fill("0.5")
+    page.get_by_test_id("learn-reset").click()
+    expect(error).to_contain_text("min_frequency must be an integer, got 0.5", timeout=30_000)
+    page.get_by_test_id("learn-min-frequency").fill("")  # empty: the library's default, 2
+    page.get_by_test_id("learn-reset").click()
+    expect(page.get_by_test_id("learn-status")).to_contain_text(
+        "no pair occurs 2 or more times", timeout=30_000
+    )
+    expect(error).to_be_hidden()
+    page.get_by_test_id("learn-min-frequency").fill("2")
+
+
 def test_a_custom_regex_that_skips_corpus_text_says_so(app_page: Page):
     # The run said "0 merges learned" as if the corpus had no pair to merge; the regex kept its a's.
     page = app_page
