@@ -295,6 +295,25 @@ def test_nan_and_infinity_are_not_json(tmp_path):
         load_file(tmp_path / "t")
 
 
+@pytest.mark.parametrize(
+    "text, where, cut",
+    [
+        ('{"name": "x", "special_tokens": {"<|e', "Unterminated string starting at column 34", True),
+        ('{"name": "x",', "at column 14", True),
+        ('{"name" "x"}', "Expecting ':' delimiter at column 9", False),
+    ],
+)
+def test_invalid_json_says_where_and_whether_the_file_was_cut_short(tmp_path, text, where, cut):
+    """A truncated file said 't.json:1: invalid JSON: Unterminated string starting at', with no
+    position (json's message alone) and nothing about the likely cause."""
+    path = tmp_path / "t.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TokenizerFileError) as info:
+        load_file(path)
+    assert "t.json:1: invalid JSON: " in str(info.value) and where in str(info.value)
+    assert ("cut short" in str(info.value)) is cut
+
+
 @pytest.mark.parametrize("digits", [41, 5_000])
 def test_a_number_too_long_for_any_field_names_the_damage(tmp_path, digits):
     """5,000 digits said Python's 'use sys.set_int_max_str_digits() to increase the limit',

@@ -100,8 +100,13 @@ def parse_json(text: str, source: str) -> dict[str, Any]:
         )
     try:
         obj = json.loads(text, parse_constant=_not_json, parse_int=_json_int)
-    except json.JSONDecodeError as e:
-        raise TokenizerFileError(f"{source}:{e.lineno}: invalid JSON: {e.msg}") from None
+    except json.JSONDecodeError as e:  # e.msg alone ("Unterminated string starting at") said not where
+        cut = e.msg.startswith("Unterminated") or e.pos >= len(text.rstrip())
+        hint = "; the file ends before its JSON does: it was cut short, or a quote or bracket is missing"
+        raise TokenizerFileError(
+            f"{source}:{e.lineno}: invalid JSON: {e.msg.removesuffix(' at')} at column {e.colno}"
+            f"{hint if cut else ''}"
+        ) from None
     except (ValueError, RecursionError) as e:  # e.g. an integer of more than 4,300 digits
         raise TokenizerFileError(f"{source}: invalid JSON: {e}") from None
     if not isinstance(obj, dict):
