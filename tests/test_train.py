@@ -673,3 +673,38 @@ def test_cli_train_and_count_read_stdin_as_dash(tmp_path):
     )
     twice = run("train", "-", "-", "--vocab-size", "300", "-o", str(tmp_path / "x"), stdin=b"ab")
     assert twice.returncode == 2 and "'-' (stdin) is given twice" in twice.stderr.decode()
+
+
+# ----- arguments at the boundary ---------------------------------------------------------------
+
+
+def test_numpy_integers_are_sizes_as_ints_are():
+    """A sweep over np.arange gave np.int64 vocabulary sizes, refused as 'must be an integer'."""
+    np = pytest.importorskip("numpy")
+    from tokenizer.extend import extend
+
+    text = "the cat sat on the mat, the cat ran " * 40
+    want = train(text, 280, min_frequency=2)
+    got = train(
+        text, np.int64(280), min_frequency=np.int32(2), min_chunk_count=np.int64(1), workers=np.int8(1)
+    )
+    assert got.merges == want.merges and type(got.n_vocab) is int
+    assert learn_merges({"aaab": 3}, np.int64(2)).merges == learn_merges({"aaab": 3}, 2).merges
+    assert extend("gpt2", text, np.int64(5)).n_vocab == extend("gpt2", text, 5).n_vocab
+    for bad in (True, 280.0, "280", np.float64(280)):
+        with pytest.raises(ValueError, match="vocab_size must be an integer"):
+            train(text, bad)
+
+
+def test_a_set_corpus_a_surrogate_special_and_a_progress_that_is_no_function_are_refused_first():
+    """A set trained in its arbitrary order (minbpe's tie rule follows the texts' order); a lone
+    surrogate special token raised a bare UnicodeEncodeError; progress=5 failed mid-count with
+    "'int' object is not callable"."""
+    with pytest.raises(ValueError, match="corpus is a set"):
+        train({"the cat", "a dog"}, 260)
+    with pytest.raises(ValueError, match=r"lone surrogate \(U\+D800 at 3\)"):
+        train("the cat", 260, special_tokens=["<|a\ud800|>"])
+    with pytest.raises(TypeError, match="progress must be a function"):
+        train("the cat", 260, progress=5)
+    with pytest.raises(TypeError, match="progress must be a function"):
+        count_chunks("the cat", progress="bar")

@@ -53,6 +53,7 @@ from .tables import (
     prune_counts,
     save_counts,
 )
+from .validate import plain_int
 
 __all__ = [  # this module's own API, and the pieces it is built from, importable from here
     "BLOCK_SIZE",
@@ -108,6 +109,11 @@ def corpus_documents(corpus: Any) -> tuple[list[Path], Iterable[str] | None]:
         return [_existing_file(corpus)], None
     if isinstance(corpus, (bytes, bytearray)):
         raise ValueError("corpus is bytes; decode it to str, or pass a pathlib.Path to a file")
+    if isinstance(corpus, (set, frozenset)):  # first occurrences (and so `first` merges) need an order
+        raise ValueError(
+            "corpus is a set, whose order is arbitrary: the count table and minbpe's "
+            "tie rule follow the order of the texts; pass a list"
+        )
     if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, os.PathLike) for c in corpus):
         return [_existing_file(c) for c in corpus], None
     if isinstance(corpus, Iterable):
@@ -225,7 +231,8 @@ def count_chunks(
     (the trainer imports numpy then). `unicode`: the pattern's Unicode tables, as
     `patterns.compile_pattern` takes them (a tokenizer's own: `Tokenizer.unicode`).
     """
-    if not isinstance(min_chunk_count, int) or min_chunk_count < 1:
+    min_chunk_count, max_chunks, workers = map(plain_int, (min_chunk_count, max_chunks, workers))
+    if not isinstance(min_chunk_count, int) or isinstance(min_chunk_count, bool) or min_chunk_count < 1:
         raise ValueError(f"min_chunk_count must be an integer >= 1, got {min_chunk_count!r}")
     cap = TableCap(max_chunks)
     check_workers(workers)

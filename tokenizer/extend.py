@@ -52,7 +52,7 @@ from .core import Tokenizer
 from .counting import count_chunks
 from .progress import Progress, Ticker
 from .train import _check_rule
-from .validate import MAX_ID
+from .validate import MAX_ID, plain_int
 
 Pair = tuple[int, int]
 MAX_ADD = 1 << 20  # new tokens per call; far beyond any vocabulary in use
@@ -295,6 +295,7 @@ def extend(
     if not isinstance(base, Tokenizer):
         raise ValueError(f"base must be a Tokenizer or a tokenizer name, got {type(base).__name__}")
     check_extendable(base)
+    add, min_frequency, workers = plain_int(add), plain_int(min_frequency), plain_int(workers)
     _check_rule(tie_break, min_frequency)
     check_add(base, add)
     t0 = time.perf_counter()

@@ -23,6 +23,10 @@ class Ticker:
     total=None: not known in advance (documents of an iterable); the last report gives it."""
 
     def __init__(self, phase: str, total: int | None, progress: Progress | None) -> None:
+        if progress is not None and not callable(progress):  # else "'int' object is not callable" mid-run
+            raise TypeError(
+                f"progress must be a function progress(phase, done, total, rate, eta), got {type(progress).__name__}"
+            )
         self.phase, self.total, self.progress = phase, total, progress
         self.reset()
 

@@ -33,7 +33,7 @@ from .encodings import ENCODING_PATTERN_NAMES
 from .patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS, compile_pattern, compile_split, is_named
 from .progress import Progress
 from .regex_check import MAX_SAMPLE_CHARS, check_split_regex
-from .validate import MAX_FILE_SPECIAL_TOKENS
+from .validate import MAX_FILE_SPECIAL_TOKENS, plain_int
 
 TIE_BREAKS = ("first", "lexical")  # minbpe's rule, rustbpe's rule
 MIN_VOCAB = 256  # the 256 bytes and no merge, as minbpe and rustbpe allow
@@ -51,6 +51,7 @@ def learn_merges(
     trace: Trace | None = None,
 ) -> MergeResult:
     """Learn up to `num_merges` merges from distinct chunks with counts, in first-occurrence order."""
+    num_merges, min_frequency = plain_int(num_merges), plain_int(min_frequency)
     _check_rule(tie_break, min_frequency)
     if not isinstance(num_merges, int) or not 0 <= num_merges <= MAX_VOCAB - 256:
         raise ValueError(f"num_merges must be an integer from 0 to {MAX_VOCAB - 256}, got {num_merges!r}")
@@ -173,12 +174,26 @@ def special_token_problem(token: str) -> str | None:
     """Why a new special token would break the tokenizer, or None. A token of whitespace alone
     (" ", "\n") is in nearly every text, so every plain encode would refuse the text as holding
     a special token (the server's form checks the same)."""
+    if not token.isascii() and not _has_utf8(token):
+        at = next(i for i, c in enumerate(token) if 0xD800 <= ord(c) <= 0xDFFF)
+        return (
+            f"special token {token!r} holds a lone surrogate (U+{ord(token[at]):04X} at {at}): it has no "
+            "UTF-8 bytes to decode to; write the character it stands for, or drop it"
+        )
     if token.isspace():
         return (
             f"special token {token!r} is only whitespace: nearly every text holds it, so encode would "
             "refuse it as a special token; choose a marker such as '<|pad|>'"
         )
     return None
+
+
+def _has_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def train(
@@ -213,6 +228,9 @@ def train(
     pattern: a pattern name (default gpt4; see split_pattern); regex: a custom split regex
     instead (checked; a warning names the share of a text corpus it would drop).
     """
+    vocab_size, min_frequency, min_chunk_count, max_chunks, workers = map(
+        plain_int, (vocab_size, min_frequency, min_chunk_count, max_chunks, workers)
+    )
     special = _check_parameters(vocab_size, tie_break, min_frequency, special_tokens)
     pattern = split_pattern(pattern, regex)
     if corpus is not None:

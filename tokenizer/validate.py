@@ -19,6 +19,7 @@ exit code 2, the server's 400, the page's message) need nothing new.
 from __future__ import annotations
 
 import json
+import operator
 import re
 from itertools import accumulate
 from typing import Any
@@ -29,6 +30,19 @@ from typing import Any
 # --vocab-size ٣٠٠` trained 300 without a word. (re.ASCII is moot for [0-9], kept explicit.)
 DECIMAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
 REAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def plain_int(value: Any) -> Any:
+    """An integer of another type (numpy's int64, an int subclass) as a plain int; anything else
+    as it is, for the caller's check to refuse (bools too: True is no size). A sweep over
+    np.arange gave np.int64 vocabulary sizes, refused as "must be an integer"."""
+    if type(value) is int or isinstance(value, bool):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:  # a float, a str, None: not an integer
+        return value
+
 
 MAX_ID = 2**31  # exclusive: the page holds ids in int32 arrays; tiktoken's largest is ~200k
 # bytes: a Hugging Face tokenizer.json of a 200k vocabulary (every split of every token
