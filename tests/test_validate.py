@@ -353,3 +353,11 @@ def test_files_of_more_entries_than_any_tokenizer_are_refused_before_parsing(tmp
     with pytest.raises(TokenizerFileError, match=r"u.tiktoken: 362 lines, more than the 300"):
         load_file(tmp_path / "u.tiktoken")
     assert main(["encode", "--tokenizer", str(tmp_path / "u.tiktoken"), "hi"]) == 2
+
+
+@pytest.mark.parametrize("path", ["/dev/null", "README.md"])
+def test_a_file_no_reader_takes_is_named_as_such(path):
+    """Tokenizer.load('/dev/null') said 'no tokenizer at /dev/null (looked for null.json and
+    null.tiktoken)', as if nothing were there."""
+    with pytest.raises(FileNotFoundError, match="that no tokenizer reader takes: give a saved tokenizer"):
+        load_file(ROOT / path if path == "README.md" else path)

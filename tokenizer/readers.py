@@ -86,6 +86,12 @@ def _nothing_at(path: Path, json_path: Path, tiktoken_path: Path) -> str:
             else "give a tokenizer file in it (STEM.json, tokenizer.json, ...)"
         )
         return f"{path} is a folder, not a tokenizer: {fix}"
+    if path.exists():  # /dev/null, a FIFO, a file of another suffix
+        kind = "a regular file" if path.is_file() else "a device, pipe or socket"
+        return (
+            f"{path} is {kind} that no tokenizer reader takes: give a saved tokenizer (STEM, STEM.json, "
+            "STEM.tiktoken), a minbpe .model or a Hugging Face tokenizer.json"
+        )
     return f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name})"
 
 
