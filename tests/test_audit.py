@@ -179,3 +179,10 @@ def test_imported_tokenizer_json_equals_hf_tokenizers(tmp_path):
     assert got["partial_utf8"] == sorted(partial) and partial
     assert got["unreachable"] == sorted(unreachable)
     assert got["unused"] == sorted(set(ranks.values()) - set(hf_tok.encode(text[:20_000]).ids))
+
+
+@pytest.mark.parametrize("tok", [None, "gpt2", 5])
+def test_audit_of_something_not_a_tokenizer_is_a_type_error(tok):
+    """audit(None) raised AttributeError ('NoneType' object has no attribute ...)."""
+    with pytest.raises(TypeError, match="audit takes a Tokenizer"):
+        audit(tok)

@@ -65,6 +65,8 @@ def unused_ids(tok: Tokenizer, texts: Iterable[str]) -> list[int]:
 
 def audit(tok: Tokenizer, *, corpus_texts: Iterable[str] | None = None) -> dict[str, Any]:
     """The audit of `tok` as a JSON-ready dict (see the module docstring for each key)."""
+    if not isinstance(tok, Tokenizer):  # else "'NoneType' object has no attribute ..."
+        raise TypeError(f"audit takes a Tokenizer (get_encoding, Tokenizer.load), got {type(tok).__name__}")
     ids = mergeable_ids(tok)
     tokens = [tok.decode_single_token_bytes(i) for i in ids]
     partial = []
