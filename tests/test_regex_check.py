@@ -277,6 +277,18 @@ def test_a_busy_machine_does_not_refuse_a_linear_regex(monkeypatch):
         pytest.skip("only the regex package can stop a match")
     real = regex_check._checked_splitter
     monkeypatch.setattr(regex_check, "_checked_splitter", lambda *a: _Starved(real(*a)))
-    assert check_split_regex(r"\X", sample="some text, 日本語 🙂\n" * 100) == []
+    warnings = check_split_regex(r"\X", sample="some text, 日本語 🙂\n" * 100)
+    assert [w for w in warnings if "playground page" not in w] == []  # accepted, no coverage warning
     with pytest.raises(ValueError, match="backtracks on long runs"):
         check_split_regex(r"\w*\w*x|\s+|\S")  # cubic: it spends the CPU budget, and is refused
+
+
+@pytest.mark.parametrize("source", [r"\X", r"[[:alpha:]]+|[^[:alpha:]]", r"[\p{Emoji}]+|\s+|."])
+def test_a_regex_the_page_cannot_run_is_warned_of_before_training(source):
+    """A tokenizer trained with a split the page's stdlib-re translation refuses (\\X, POSIX
+    classes, \\p{Emoji}) worked in Python and failed only when the page loaded it."""
+    if not patterns.regex_importable():
+        pytest.skip("only the regex package runs these")
+    warnings = check_split_regex(source, sample="hello world 123")
+    assert any("the playground page cannot run this split regex" in w for w in warnings), warnings
+    assert not any("playground page" in w for w in check_split_regex(r"\p{L}+|\s+|\S", sample="hello"))
