@@ -21,6 +21,7 @@ from typing import Any
 from ._wordstore import MAX_COUNT
 from .formats import atomic_writer, named_os_error
 from .patterns import NO_SPLIT, PATTERNS, resolve_pattern
+from .validate import has_utf8
 
 COUNTS_FORMAT = "bpe-playground-counts"
 COUNTS_VERSION = 2  # 2: named patterns split with Unicode 16.0 tables (as tiktoken)
@@ -210,19 +211,11 @@ def _check_text_chunks(counts: dict[str, int], path: str | os.PathLike) -> None:
         try:
             "".join(batch).encode("utf-8")
         except UnicodeEncodeError:
-            bad = next(c for c in batch if not _is_utf8(c))
+            bad = next(c for c in batch if not has_utf8(c))
             raise ValueError(
                 f"{path}: the chunk {bad[:40]!r} holds a lone surrogate, which is not text: not a count "
                 "table written by `count`; count the corpus again"
             ) from None
-
-
-def _is_utf8(chunk: str) -> bool:
-    try:
-        chunk.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _checked_header(header: Any, path: str | os.PathLike) -> dict[str, Any]:

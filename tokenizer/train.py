@@ -33,7 +33,7 @@ from .encodings import ENCODING_PATTERN_NAMES
 from .patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS, compile_pattern, compile_split, is_named
 from .progress import Progress
 from .regex_check import MAX_SAMPLE_CHARS, check_split_regex
-from .validate import MAX_FILE_SPECIAL_TOKENS, plain_int
+from .validate import MAX_FILE_SPECIAL_TOKENS, has_utf8, plain_int
 
 TIE_BREAKS = ("first", "lexical")  # minbpe's rule, rustbpe's rule
 MIN_VOCAB = 256  # the 256 bytes and no merge, as minbpe and rustbpe allow
@@ -174,7 +174,7 @@ def special_token_problem(token: str) -> str | None:
     """Why a new special token would break the tokenizer, or None. A token of whitespace alone
     (" ", "\n") is in nearly every text, so every plain encode would refuse the text as holding
     a special token (the server's form checks the same)."""
-    if not token.isascii() and not _has_utf8(token):
+    if not has_utf8(token):
         at = next(i for i, c in enumerate(token) if 0xD800 <= ord(c) <= 0xDFFF)
         return (
             f"special token {token!r} holds a lone surrogate (U+{ord(token[at]):04X} at {at}): it has no "
@@ -186,14 +186,6 @@ def special_token_problem(token: str) -> str | None:
             "refuse it as a special token; choose a marker such as '<|pad|>'"
         )
     return None
-
-
-def _has_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def train(

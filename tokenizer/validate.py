@@ -191,15 +191,23 @@ def check_special_tokens(value: Any, source: str, key: str = "special_tokens") -
     return dict(value)
 
 
+def has_utf8(text: str) -> bool:
+    """Whether `text` has UTF-8 bytes: no lone surrogate (half of a UTF-16 pair, as JSON's
+    "\\ud83d" escape alone or a non-UTF-8 byte read with surrogateescape gives)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_text(token: str, where: str) -> None:
     """No lone surrogate (JSON's "\\ud83d" escape alone): a special token must have UTF-8 bytes."""
-    try:
-        token.encode("utf-8")
-    except UnicodeEncodeError:
+    if not has_utf8(token):
         raise TokenizerFileError(
             f"{where} holds a lone surrogate (half of a UTF-16 pair), which is not text and has no "
             "UTF-8 bytes: write the whole character, or remove the token"
-        ) from None
+        )
 
 
 def check_special_count(count: int, source: str, key: str) -> None:
