@@ -18,15 +18,10 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 SOCKET_TIMEOUT_SECONDS = 60.0
 
 
-class TimedRequestHandler(WSGIRequestHandler):
-    """WSGIRequestHandler with `timeout` set: socketserver applies it to the connection."""
-
-    timeout = SOCKET_TIMEOUT_SECONDS
-
-
 def playground_server(
     host: str, port: int, app: Any, *, timeout: float = SOCKET_TIMEOUT_SECONDS
 ) -> BaseWSGIServer:
-    """werkzeug's threaded server for `app` on host:port, each socket with `timeout` seconds."""
-    handler = type("TimedRequestHandler", (TimedRequestHandler,), {"timeout": timeout})
+    """werkzeug's threaded server for `app` on host:port, each socket with `timeout` seconds
+    (socketserver applies a request handler's `timeout` to its connection)."""
+    handler = type("TimedRequestHandler", (WSGIRequestHandler,), {"timeout": timeout})
     return make_server(host, port, app, threaded=True, request_handler=handler)
