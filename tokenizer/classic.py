@@ -47,6 +47,7 @@ from ._apply_bpe import parse_vocabulary as parse_vocabulary  # public here, wit
 from ._apply_bpe import read_vocabulary as read_vocabulary
 from .formats import atomic_write_text
 from .streaming import not_utf8
+from .validate import is_integer
 
 CODES_HEADER = "#version: 0.2"
 TIE_RULE = "lexically largest pair (subword-nmt)"
@@ -235,15 +236,10 @@ def _word_counts(corpus: str | Iterable[str] | Mapping[str, int]) -> Mapping[str
         if bad:
             raise ValueError(f"word counts: {bad[0]!r} is not a word (non-empty, without spaces)")
         for word, count in corpus.items():
-            if not _is_integer(count) or count < 0:
+            if not is_integer(count) or count < 0:
                 raise ValueError(f"word counts: {word!r} has count {count!r}; counts are integers >= 0")
         return corpus
     return count_words(corpus)
-
-
-def _is_integer(value: object) -> bool:
-    """An int of any integer type (numpy's too), not a bool: True is no count, 1.5 no merge budget."""
-    return not isinstance(value, bool) and hasattr(type(value), "__index__")
 
 
 def merges_budget(word_counts: Mapping[str, int], num_merges: int, total_symbols: bool) -> int:
@@ -271,9 +267,9 @@ def learn_steps(
     best (pair, count) before the merge, the winner first) and `tie_rule`.
     `corpus` is a text, an iterable of lines, or a mapping word -> count.
     """
-    if not _is_integer(num_merges) or num_merges < 0:
+    if not is_integer(num_merges) or num_merges < 0:
         raise ValueError(f"num_merges must be an integer >= 0, got {num_merges!r}")
-    if not _is_integer(min_frequency) or min_frequency < 1:
+    if not is_integer(min_frequency) or min_frequency < 1:
         raise ValueError(f"min_frequency must be an integer >= 1, got {min_frequency!r}")
     word_counts = _word_counts(corpus)
     budget = merges_budget(word_counts, num_merges, total_symbols)

@@ -36,12 +36,13 @@ def plain_int(value: Any) -> Any:
     """An integer of another type (numpy's int64, an int subclass) as a plain int; anything else
     as it is, for the caller's check to refuse (bools too: True is no size). A sweep over
     np.arange gave np.int64 vocabulary sizes, refused as "must be an integer"."""
-    if type(value) is int or isinstance(value, bool):
-        return value
-    try:
-        return operator.index(value)
-    except TypeError:  # a float, a str, None: not an integer
-        return value
+    return operator.index(value) if is_integer(value) and type(value) is not int else value
+
+
+def is_integer(value: Any) -> bool:
+    """An integer of any integer type (int, numpy's, an int subclass), not a bool: True is no
+    count or size, and a float (1.5 merges) is none either."""
+    return not isinstance(value, bool) and hasattr(type(value), "__index__")
 
 
 MAX_ID = 2**31  # exclusive: the page holds ids in int32 arrays; tiktoken's largest is ~200k
