@@ -635,3 +635,14 @@ def test_constructor_ids_as_tiktoken_reads_them(ranks, special):
     text = "ab <|x|>"
     assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
     assert set(map(type, ours.encode(text, allowed_special="all"))) == {int}
+
+
+@pytest.mark.parametrize("pat_str", ["gpt2", "none", "cl100k_base", "gtp4", "ab"])
+def test_a_pat_str_that_is_a_bare_word_is_a_regex_as_in_tiktoken(pat_str):
+    """tiktoken's pat_str is always a regex: pat_str="gpt2" matches the text "gpt2". Ours took
+    it for our pattern name and split every word; "gtp4" raised. Both now match as tiktoken."""
+    ranks = get_encoding("gpt2").mergeable_ranks
+    ours = compat.Encoding(name="x", pat_str=pat_str, mergeable_ranks=ranks, special_tokens={})
+    ref = tiktoken.Encoding(name="x", pat_str=pat_str, mergeable_ranks=ranks, special_tokens={})
+    text = "hello gpt2 none cl100k_base gtp4 ab world"
+    assert ours.encode(text) == ref.encode(text)

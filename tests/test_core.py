@@ -393,3 +393,19 @@ def test_special_token_sets_holding_a_non_str_are_named(kwargs):
     kind = next(iter(kwargs)).removesuffix("_special")
     with pytest.raises(TypeError, match=f"{kind}_special holds .*; special tokens are str"):
         enc.encode("hello <|endoftext|>", **kwargs)
+
+
+@pytest.mark.parametrize("pattern", ["gtp4", "gpt5", "GPT4", "cl100k-base", "None"])
+def test_a_misspelled_pattern_name_is_refused_not_taken_as_a_regex(pattern):
+    """Tokenizer(ranks, "gtp4") took the typo as a regex matching only the text "gtp4": every
+    other character encoded to nothing, silently ("hello world" -> [])."""
+    ranks = get_encoding("gpt2").mergeable_ranks
+    with pytest.raises(ValueError, match=r"unknown pattern name .*write \(\?:"):
+        Tokenizer(ranks, pattern)
+
+
+@pytest.mark.parametrize("regex", ["ab", "b.a", "(?:gtp4)"])
+def test_a_bare_word_regex_without_a_digit_is_still_a_regex(regex):
+    """A training may ask for such a regex (train(regex="ab")): its tokenizer must load."""
+    tok = Tokenizer(get_encoding("gpt2").mergeable_ranks, regex)
+    assert tok.decode(tok.encode("ab gtp4 b.a")) == "".join(re.findall(regex, "ab gtp4 b.a"))

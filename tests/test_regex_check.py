@@ -53,6 +53,9 @@ def engine(request, monkeypatch):
         ("", ["is empty", "'none'"]),
         ("gpt4", ["name of a built-in pattern", "(?:gpt4)"]),
         ("none", ["name of a built-in pattern"]),
+        # it reads as a misspelled name: the tokenizer trained with it would not load
+        ("gtp4", ["reads as a pattern name", "(?:gtp4)"]),
+        ("GPT4", ["reads as a pattern name"]),
         ("a" * (MAX_REGEX_CHARS + 1), [f"at most {MAX_REGEX_CHARS:,}", "shorten"]),
         ("(" * (MAX_GROUP_DEPTH + 1) + "a" + ")" * (MAX_GROUP_DEPTH + 1), ["nests groups", "flatten"]),
         ("(?:ab|c){10000000}", ["expand to 30,000,000 items", "large fixed counts"]),

@@ -40,7 +40,7 @@ from typing import Any, Literal
 from . import encodings
 from .core import Tokenizer
 from .openai_models import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING, encoding_name_for_model
-from .patterns import TIKTOKEN
+from .patterns import TIKTOKEN, looks_like_a_name
 
 __all__ = [  # tiktoken's package names, and its registry's and model table's
     "Encoding",
@@ -96,8 +96,10 @@ class Encoding:
         self._special_token_values = set(special_tokens.values())
         # tiktoken's Rust regex is at Unicode 16.0, for any pat_str: the "tiktoken" tables. A special
         # token may reuse a merged token's id (a GPT-2 vocab.json holds <|endoftext|> at 50256).
+        # tiktoken's pat_str is always a regex, "gpt2" or "none" too: matched as that literal text
+        regex = f"(?:{pat_str})" if isinstance(pat_str, str) and looks_like_a_name(pat_str) else pat_str
         self._tokenizer = Tokenizer(
-            mergeable_ranks, pat_str, special_tokens, name=name, unicode=TIKTOKEN, shared_special_ids=True
+            mergeable_ranks, regex, special_tokens, name=name, unicode=TIKTOKEN, shared_special_ids=True
         )
 
     def __repr__(self) -> str:

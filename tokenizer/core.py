@@ -37,7 +37,7 @@ from ._batch_cuts import safe_cuts
 from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
 from ._gc import paused_gc
 from .added_tokens import TokenMatcher, find_disallowed, token_regex
-from .patterns import compile_split, resolve_pattern
+from .patterns import check_pattern_name, compile_split, resolve_pattern
 from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
 from .validate import check_disjoint
@@ -90,6 +90,7 @@ class Tokenizer:
             check_disjoint(self.special_tokens, self._decoder, f"tokenizer {name!r}")
         self._special_decoder = {i: s.encode("utf-8") for s, i in self.special_tokens.items()}
         self.unicode = unicode  # None: the pattern's default flavour (patterns.default_unicode)
+        check_pattern_name(pattern)
         self._splitter = compile_split(pattern, unicode=unicode)
         self.preparation = preparation or None  # None: the text is split as it is (tiktoken)
         # HF's added tokens that are not special: matched in any text (added_tokens.py)

@@ -120,6 +120,7 @@ NO_SPLIT = "none"  # the name for "no pre-tokenization": the whole text is one c
 PATTERN_NAMES = ("gpt2", "gpt4", "o200k", NO_SPLIT)  # the names the page and the server offer, in order
 REGEX_ENGINES = ("auto", "regex", "re")  # what compile_pattern(engine=...) accepts
 _NAMED_STRINGS = frozenset(PATTERNS.values())
+_LOWER_NAMES = frozenset(n.lower() for n in (*PATTERNS, NO_SPLIT))
 
 
 def resolve_pattern(name_or_regex: str) -> str:
@@ -127,6 +128,32 @@ def resolve_pattern(name_or_regex: str) -> str:
     if not isinstance(name_or_regex, str):
         raise TypeError(f"split pattern must be a str, not {type(name_or_regex).__name__}")
     return PATTERNS.get(name_or_regex, name_or_regex)
+
+
+def looks_like_a_name(pattern: str) -> bool:
+    """A bare word ('gpt5', 'GPT4', 'cl100k-base'): meant as a pattern name, a typo when it names
+    none, never a regex (as one it matches only that word: every other character dropped)."""
+    return re.fullmatch(r"[\w.-]+", pattern) is not None
+
+
+def mistaken_name(name_or_regex: str) -> bool:
+    """A bare word that is no pattern's name but reads as one: it has a digit ('gtp4', 'gpt5',
+    'cl100k-base') or is a name in other letter case ('GPT4', 'None'). As a regex it would match
+    only that text, and a tokenizer would encode everything else to nothing, silently. Other
+    bare words ('ab') stay regexes: a training may ask for exactly that (regex=)."""
+    if name_or_regex in PATTERNS or name_or_regex == NO_SPLIT or not looks_like_a_name(name_or_regex):
+        return False
+    return any(c in "0123456789" for c in name_or_regex) or name_or_regex.lower() in _LOWER_NAMES
+
+
+def check_pattern_name(name_or_regex: str) -> None:
+    """ValueError for a mistaken_name: Tokenizer(ranks, "gtp4") would take it as a regex."""
+    if isinstance(name_or_regex, str) and mistaken_name(name_or_regex):
+        raise ValueError(
+            f"unknown pattern name {name_or_regex!r}; choose one of {', '.join(PATTERN_NAMES)} (aliases: "
+            f"{', '.join(n for n in PATTERNS if n not in PATTERN_NAMES)}), or give a split regex; to "
+            f"match only the literal text, write (?:{name_or_regex})"
+        )
 
 
 def is_named(name_or_regex: str) -> bool:

@@ -37,7 +37,15 @@ from re import _parser as sre_parser  # type: ignore[attr-defined]
 
 from . import _re_probe
 from ._re_translate import EMPTY_MATCH_REASON, translate
-from .patterns import NO_SPLIT, PATTERNS, REGEX, compile_pattern, regex_importable
+from .patterns import (
+    NO_SPLIT,
+    PATTERN_NAMES,
+    PATTERNS,
+    REGEX,
+    compile_pattern,
+    mistaken_name,
+    regex_importable,
+)
 
 # characters: o200k's pattern, the longest built-in one, has 274; a hand-written split regex
 # 7x longer is a mistake (a pasted corpus?), and compiling and translating a huge regex on
@@ -101,6 +109,11 @@ def check_split_regex(source: str, *, sample: str | None = None) -> list[str]:
         raise ValueError(
             f"{source!r} is the name of a built-in pattern, not a regex: choose it by name, "
             f"or write (?:{source}) to match that literal text"
+        )
+    if mistaken_name(source):  # the tokenizer made would refuse to load (patterns.check_pattern_name)
+        raise ValueError(
+            f"{source!r} reads as a pattern name, and no pattern has it (names: {', '.join(PATTERN_NAMES)}): "
+            f"choose one by name, or write (?:{source}) to match only that literal text"
         )
     splitter = _checked_splitter(source, "the split regex")
     _check_backtracking(source, splitter)

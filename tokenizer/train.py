@@ -15,7 +15,6 @@ would drop. A typo such as pattern="gpt5" is an error, never a literal regex.
 from __future__ import annotations
 
 import os
-import re
 import time
 import warnings
 from collections import Counter
@@ -30,7 +29,15 @@ from ._wordstore import load_numpy
 from .core import Tokenizer
 from .counting import count_chunks, load_counts, pattern_key
 from .encodings import ENCODING_PATTERN_NAMES
-from .patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS, compile_pattern, compile_split, is_named
+from .patterns import (
+    NO_SPLIT,
+    PATTERN_NAMES,
+    PATTERNS,
+    compile_pattern,
+    compile_split,
+    is_named,
+    looks_like_a_name,
+)
 from .progress import Progress
 from .regex_check import MAX_SAMPLE_CHARS, check_split_regex
 from .validate import MAX_FILE_SPECIAL_TOKENS, has_utf8, plain_int
@@ -102,12 +109,6 @@ def split_pattern(pattern: str | None = None, regex: str | None = None) -> str:
         )
     _check_regex(pattern)
     return pattern
-
-
-def looks_like_a_name(pattern: str) -> bool:
-    """A bare word ('gpt5', 'GPT4', 'cl100k-base'): meant as a pattern name, a typo when it names
-    none, never a regex (as one it matches only that word: every other character dropped)."""
-    return re.fullmatch(r"[\w.-]+", pattern) is not None
 
 
 def _check_regex(regex: str) -> None:
