@@ -219,6 +219,22 @@ def test_outputs_are_checked_before_any_work(tmp_path, capsys, monkeypatch):
     assert json.loads((tmp_path / "folder" / "tok.json").read_text())["name"] == "tok"
 
 
+def test_a_regex_given_to_train_pattern_warns_as_train_regex(tmp_path, capsys):
+    """train -p '\\p{L}+' (a regex where the README says names go) trained silently, dropping every
+    space and comma, while train --regex '\\p{L}+' warned with the share it drops; -p '\\X' also
+    skipped the warning that the page cannot run it. A regex in --pattern is now --regex."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello, world " * 20, encoding="utf-8")
+    trains = ["train", str(corpus), "-v", "260", "-q"]
+    for flag in ("--regex", "-p"):
+        assert main([*trains, flag, r"\p{L}+", "-o", str(tmp_path / "letters")]) == 0
+        assert "warning: the split regex does not match" in capsys.readouterr().err, flag
+        assert main([*trains, flag, r"\X", "-o", str(tmp_path / "graphemes")]) == 0
+        assert "the playground page cannot run this split regex" in capsys.readouterr().err, flag
+    assert main([*trains, "-p", "cl100k_base", "-o", str(tmp_path / "named")]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_custom_regexes_of_count_are_checked_as_train_s(tmp_path, capsys):
     """count -p REGEX skipped the checks of train --regex: a catastrophic regex hung, one that
     drops all the text gave an empty table without a word, and -p '' counted with gpt4."""

@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from ..counting import load_counts
-from ..patterns import is_named
+from ..encodings import ENCODING_PATTERN_NAMES
+from ..patterns import NO_SPLIT, is_named
 from ..regex_check import check_split_regex
 from ..streaming import expand_inputs
 from ..train import TIE_BREAKS, split_pattern, train
@@ -19,6 +20,15 @@ def counts_pattern(path: str) -> str:
     """The pattern a count table was made with (its name when it has one)."""
     _, meta = load_counts(path)
     return meta.get("pattern_name") or meta["pattern"]
+
+
+def names_a_pattern(pattern: str) -> bool:
+    """`--pattern` names a split (gpt4, cl100k_base, none, or tiktoken's exact string of one), as
+    opposed to a custom regex that old command lines still pass there. The library's
+    split_pattern takes both, but only the `--regex` path sampled the corpus for the share the
+    regex drops and warned that the page cannot run it: `-p '\\p{L}+'` dropped every space in
+    silence. So a regex in --pattern is treated as --regex."""
+    return is_named(pattern) or pattern == NO_SPLIT or pattern in ENCODING_PATTERN_NAMES
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -46,6 +56,8 @@ def _train(args: argparse.Namespace) -> int:
         raise ValueError("give --pattern NAME or --regex REGEX, not both")
     if pattern is not None:
         split_pattern(pattern)  # a name, or an error listing the names
+        if not names_a_pattern(pattern):
+            pattern, regex = None, pattern  # -p REGEX of old command lines: checked and warned as --regex
     if args.counts and pattern is None and regex is None:
         counted = counts_pattern(args.counts)
         pattern, regex = (counted, None) if is_named(counted) or counted == "none" else (None, counted)
