@@ -225,7 +225,9 @@ def add_commands(subparsers) -> None:
         "audit", help="partial-UTF-8, unreachable, unused, duplicate and longest tokens; scripts"
     )
     p.add_argument(
-        "tokenizer", metavar="TOKENIZER", help="encoding name, saved STEM, .tiktoken, .json or tokenizer.json"
+        "tokenizer",
+        metavar="TOKENIZER",
+        help="encoding name, saved STEM, .tiktoken, .json, minbpe .model or tokenizer.json",
     )
     # action="extend": `--corpus a --corpus b` reads both files (argparse's default kept only b)
     p.add_argument("--corpus", nargs="+", action="extend", metavar="FILE",
@@ -238,7 +240,7 @@ def add_commands(subparsers) -> None:
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files")
     p.add_argument("-t", "--tokenizer", action="append", required=True, metavar="TOKENIZER",
-                   help="encoding name, saved STEM, .tiktoken, .json or tokenizer.json (repeatable)")  # fmt: skip
+                   help="encoding name, saved STEM, .tiktoken, .json, minbpe .model or tokenizer.json (repeatable)")  # fmt: skip
     p.add_argument("--by-language", action="store_true",
                    help="FILEs are UDHR-style ('##### UDHR code=... name=...' headers): tokens and parity per language")  # fmt: skip
     p.add_argument("--sweep", type=parse_sizes, metavar="V,V,...",

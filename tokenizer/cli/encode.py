@@ -112,6 +112,6 @@ def add_commands(subparsers) -> None:
 
     p = subparsers.add_parser("split", help="print the pre-tokenization chunks as a JSON array")
     add_tokenizer_choice(p)
-    p.add_argument("text", nargs="?")
-    p.add_argument("--file", "-f")
+    p.add_argument("text", nargs="?", help="text to split (default: stdin)")
+    p.add_argument("--file", "-f", help="read the text from a file ('-' for stdin)")
     p.set_defaults(func=cmd_split)
