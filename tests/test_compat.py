@@ -328,7 +328,18 @@ def test_capturing_groups_split_into_whole_matches_as_in_rust(pattern):
         assert Tokenizer(ranks, pattern).encode(text) == theirs.encode(text)  # the regex package's tables
 
 
-@pytest.mark.parametrize("pattern", [r"[\p{L}&&\p{Ll}]+|.", r"[a-c--b]+|.", r"[a[b]]+|.", r"(?m)\w+$|."])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"[\p{L}&&\p{Ll}]+|.",
+        r"[a-c--b]+|.",
+        r"[a--b]+|.",
+        r"[ac--b]+|.",
+        r"[+--/]+|.",
+        r"[a[b]]+|.",
+        r"(?m)\w+$|.",
+    ],
+)
 def test_rust_only_syntax_is_refused_not_misread(pattern):
     with pytest.raises(ValueError, match="Rust's set syntax|multi-line flag"):
         compat.Encoding(

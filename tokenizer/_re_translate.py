@@ -453,6 +453,8 @@ class _Translator:
                 ranges.extend(item)
                 continue
             low = item
+            if self.flavour == TIKTOKEN and p.startswith("--", self.pos):  # [a--b]: a minus b, no range
+                raise self.error("'--' in a class (Rust's set syntax)")
             if self.peek() == "-" and self.pattern[self.pos + 1 : self.pos + 2] not in ("]", ""):
                 self.pos += 1
                 high = self.class_item()
