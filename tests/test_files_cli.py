@@ -433,3 +433,28 @@ def test_cli_encode_matches_hfs_plain_added_tokens_by_default(tmp_path):
     assert json.loads(result.stdout) == tok.encode(text).ids
     result = run_cli("encode", "-t", str(path), text + "<|endoftext|>")
     assert result.returncode == 2 and "special token '<|endoftext|>'" in result.stderr
+
+
+def test_a_tiktoken_file_is_split_into_lines_and_fields_as_tiktokens_loader_splits_it(tmp_path, monkeypatch):
+    """str.splitlines and str.split also break at form feed, \\x1c..\\x1f, NEL, U+2028 and
+    no-break space, where tiktoken's loader (bytes.splitlines, bytes.split) breaks only at \\n,
+    \\r and ASCII whitespace: 'YWI= 256' + form feed + 'YmM= 257' loaded as two tokens, a file
+    tiktoken refuses. Now a file loads exactly when tiktoken's loader reads it, with its ranks."""
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # else tiktoken reads a path's first content again
+    byte_lines = "".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256))
+    path = tmp_path / "x.tiktoken"
+    for tail in ("YWI=\x0b256\n", "YWI=\x0c256\r\nYmM= 257\r"):  # tiktoken reads these
+        path.write_bytes((byte_lines + tail).encode("ascii"))
+        expected = tiktoken.load.load_tiktoken_bpe(str(path))
+        assert load_file(path).mergeable_ranks == expected == parse_tiktoken(byte_lines + tail)
+    for tail in ("YWI= 256\x0cYmM= 257\n", "YWI= 256\x1cYmM= 257\n", "YWI=\x1f256\n"):  # and refuses these
+        path.write_bytes((byte_lines + tail).encode("ascii"))
+        with pytest.raises(ValueError):
+            tiktoken.load.load_tiktoken_bpe(str(path))
+        with pytest.raises(ValueError, match=r"x\.tiktoken:257: expected 'BASE64 RANK'"):
+            load_file(path)
+        with pytest.raises(ValueError, match=r"x\.tiktoken:257: expected 'BASE64 RANK'"):
+            parse_tiktoken(byte_lines + tail, "x.tiktoken")
+    for tail in ("YWI=\u00a0256\n", "YWI= 256\u2028YmM= 257\n", "YWI= 256\x85YmM= 257\n"):  # the page's text
+        with pytest.raises(ValueError, match=r"x\.tiktoken:257: non-ASCII character U\+00(A0|85)|U\+2028"):
+            parse_tiktoken(byte_lines + tail, "x.tiktoken")

@@ -194,31 +194,47 @@ def dump_tiktoken(ranks: dict[bytes, int]) -> str:
 def parse_tiktoken(text: str, source: str = "<string>") -> dict[bytes, int]:
     """`.tiktoken` text -> ranks; a bad line raises TokenizerFileError naming the file and line.
     A leading byte-order mark (an editor's) is skipped, as tiktoken's loader does (its base64
-    decoding drops the mark's bytes)."""
+    decoding drops the mark's bytes). The file is ASCII: a character beyond it (the page hands
+    over text, where a no-break space or U+2028 would have split a line) is refused by name."""
     check_size(len(text), source)
     text = text.removeprefix("\ufeff")  # the byte-order mark, decoded
+    if not text.isascii():
+        at = next(i for i, ch in enumerate(text) if not ch.isascii())
+        raise TokenizerFileError(
+            f"{source}:{len(text[:at].splitlines()) or 1}: non-ASCII character U+{ord(text[at]):04X}; "
+            "a .tiktoken file holds base64 tokens and decimal ranks, in ASCII: remove it"
+        )
+    return _parse_tiktoken_bytes(text.encode("ascii"), source)
+
+
+def _parse_tiktoken_bytes(data: bytes, source: str) -> dict[bytes, int]:
+    """Lines and fields split as tiktoken's loader splits them, on bytes: bytes.splitlines breaks
+    only at \\n, \\r\\n and \\r, bytes.split only at ASCII whitespace. (str's also break at form
+    feed, \\x1c..\\x1f, NEL and U+2028: a line 'YWI= 256<FF>YmM= 257' loaded as two tokens,
+    a file tiktoken refuses.)"""
     ranks: dict[bytes, int] = {}
     seen_ranks: set[int] = set()
-    lines = text.splitlines()
+    lines = data.splitlines()
     check_entries(len(lines), source, "lines")
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         parts = line.split()
+        shown = line[:60].decode("ascii")
         if len(parts) != 2:
-            raise TokenizerFileError(f"{source}:{lineno}: expected 'BASE64 RANK', got {line[:60]!r}")
-        token_b64, rank_str = parts
+            raise TokenizerFileError(f"{source}:{lineno}: expected 'BASE64 RANK', got {shown!r}")
+        token_b64, rank_bytes = parts
         try:
             token = base64.b64decode(token_b64, validate=True)
         except (binascii.Error, ValueError):
-            raise TokenizerFileError(f"{source}:{lineno}: bad token or rank: {line[:60]!r}") from None
-        if not (rank_str.isascii() and rank_str.isdigit()):
-            raise TokenizerFileError(f"{source}:{lineno}: bad token or rank: {line[:60]!r}")
-        rank = int(rank_str) if len(rank_str) <= _RANK_DIGITS else MAX_ID
+            raise TokenizerFileError(f"{source}:{lineno}: bad token or rank: {shown!r}") from None
+        if not rank_bytes.isdigit():  # bytes: ASCII digits only
+            raise TokenizerFileError(f"{source}:{lineno}: bad token or rank: {shown!r}")
+        rank = int(rank_bytes) if len(rank_bytes) <= _RANK_DIGITS else MAX_ID
         if rank >= MAX_ID:
             raise TokenizerFileError(
-                f"{source}:{lineno}: rank {rank_str[:30]} is out of range; ranks are integers "
-                f"from 0 to {MAX_ID - 1}"
+                f"{source}:{lineno}: rank {rank_bytes[:30].decode('ascii')} is out of range; ranks are "
+                f"integers from 0 to {MAX_ID - 1}"
             )
         if token in ranks:
             raise TokenizerFileError(f"{source}:{lineno}: token {token!r} appears twice")
@@ -273,13 +289,11 @@ def read_bytes(path: str | os.PathLike) -> bytes:
 
 def read_tiktoken(path: str | os.PathLike) -> dict[bytes, int]:
     path = Path(path)
-    try:
-        text = read_bytes(path).removeprefix(codecs.BOM_UTF8).decode("ascii")
-    except UnicodeDecodeError as e:
-        raise TokenizerFileError(
-            f"{path}: not a .tiktoken file (non-ASCII byte at offset {e.start})"
-        ) from None
-    return parse_tiktoken(text, str(path))
+    data = read_bytes(path).removeprefix(codecs.BOM_UTF8)
+    if not data.isascii():
+        at = next(i for i, byte in enumerate(data) if byte >= 0x80)
+        raise TokenizerFileError(f"{path}: not a .tiktoken file (non-ASCII byte at offset {at})")
+    return _parse_tiktoken_bytes(data, str(path))
 
 
 def duplicate_ids_json(merges: Any, duplicates: dict[int, int]) -> dict[str, Any]:
