@@ -13,7 +13,7 @@ from tests.helpers import corpus_text
 from tokenizer import Tokenizer
 from tokenizer.cli import main
 from tokenizer.formats import minbpe_text
-from tokenizer.loading import load_any, load_file
+from tokenizer.loading import from_texts, load_any, load_file
 from tokenizer.train import train
 
 
@@ -130,3 +130,22 @@ def test_merges_of_very_long_tokens_are_recovered_in_n_log_n():
     started = time.perf_counter()
     assert recover_merges(ranks) == doubling
     assert time.perf_counter() - started < 5.0
+
+
+def test_line_breaks_are_minbpes_universal_newlines(tmp_path):
+    """minbpe's load opens the file in text mode, where \\r, \\r\\n and \\n all end a line; ours
+    split at \\n only, so a .model saved with \\r line ends (or a merge line ended by a lone \\r)
+    was refused: "m.model:1: expected 'minbpe v1', got 'minbpe v1\\r[a-z!]+...'". Both now load
+    with minbpe's merges and ids, from a file and from the page's text."""
+    lines = ["minbpe v1", "[a-z!]+|[^a-z!]", "1", "<|end|> 259", "104 105", "256 33", "32 256"]
+    for name, text in {
+        "cr": "\r".join(lines) + "\r",
+        "mixed": "\r\n".join(lines[:5]) + "\r" + "\n".join(lines[5:]) + "\n",
+    }.items():
+        path = tmp_path / f"{name}.model"
+        path.write_bytes(text.encode("utf-8"))
+        pattern, special, merges, _ = minbpe_load(path)
+        for tok in (load_file(path), from_texts(None, text, None, f"{name}.model")):
+            assert (tok.pattern, tok.special_tokens) == (pattern, special), name
+            assert tok.merges == list(merges), name
+            assert tok.encode_ordinary("hi! hi there") == minbpe_encode("hi! hi there", pattern, merges)

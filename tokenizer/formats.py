@@ -398,7 +398,7 @@ def recover_merges(ranks: dict[bytes, int], name: str = "tokenizer") -> list[tup
 def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tuple[int, int]]]:
     """minbpe `.model` text -> (pattern regex, special tokens, merges), read as minbpe's load()."""
     check_size(len(text), source)
-    lines = text.split("\n")
+    lines = _universal_lines(text)
     check_entries(len(lines), source, "lines")
     if lines[0].startswith("\ufeff"):  # minbpe's load (open(..., encoding="utf-8")) refuses it too
         raise TokenizerFileError(
@@ -442,6 +442,13 @@ def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tupl
             )
         pairs.append(list(pair))
     return pattern, special, check_merges(pairs, source)
+
+
+def _universal_lines(text: str) -> list[str]:
+    """The lines of minbpe's load, which reads in text mode: \\r\\n, \\r and \\n each end a line
+    (and nothing else does: str.splitlines would also break at form feed, NEL and U+2028). Split at
+    \\n alone, a file saved with \\r line ends was 'not a minbpe .model'."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def _is_number(text: str) -> bool:
