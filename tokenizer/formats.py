@@ -224,12 +224,12 @@ def _parse_tiktoken_bytes(data: bytes, source: str) -> dict[bytes, int]:
         if len(parts) != 2:
             raise TokenizerFileError(f"{source}:{lineno}: expected 'BASE64 RANK', got {shown!r}")
         token_b64, rank_bytes = parts
-        try:
-            token = base64.b64decode(token_b64, validate=True)
-        except (binascii.Error, ValueError):
-            raise TokenizerFileError(f"{source}:{lineno}: bad token or rank: {shown!r}") from None
-        if not rank_bytes.isdigit():  # bytes: ASCII digits only
-            raise TokenizerFileError(f"{source}:{lineno}: bad token or rank: {shown!r}")
+        token = _base64_token(token_b64, f"{source}:{lineno}")
+        if not rank_bytes.isdigit():  # bytes: ASCII digits only (int() also reads '+5' and '5_0')
+            raise TokenizerFileError(
+                f"{source}:{lineno}: rank {rank_bytes[:30].decode('ascii')!r} is not a number; ranks "
+                f"are integers from 0 to {MAX_ID - 1}, written in the digits 0-9"
+            )
         rank = int(rank_bytes) if len(rank_bytes) <= _RANK_DIGITS else MAX_ID
         if rank >= MAX_ID:
             raise TokenizerFileError(
@@ -285,6 +285,19 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         raise named_os_error(e, path) from None
     check_size(len(data), str(path))
     return data
+
+
+def _base64_token(text: bytes, where: str) -> bytes:
+    """A token's bytes from its base64, which must be exact: tiktoken's loader drops the
+    characters outside the alphabet ('-_-_' read as b'') and the padding after the first '=',
+    so such a line means different tokens to different readers."""
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise TokenizerFileError(
+            f"{where}: token {text[:40].decode('ascii')!r} is not base64 as tiktoken writes it "
+            "(A-Z a-z 0-9 + /, padded with = to a multiple of 4 characters): fix or remove the line"
+        ) from None
 
 
 def read_tiktoken(path: str | os.PathLike) -> dict[bytes, int]:
