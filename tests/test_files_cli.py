@@ -16,7 +16,7 @@ import tiktoken
 import tiktoken.load
 
 from tokenizer import Tokenizer, get_encoding
-from tokenizer.formats import parse_tiktoken
+from tokenizer.formats import minbpe_text, parse_tiktoken
 from tokenizer.loading import load_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -462,3 +462,23 @@ def test_a_tiktoken_file_is_split_into_lines_and_fields_as_tiktokens_loader_spli
     for tail in ("YWI=\u00a0256\n", "YWI= 256\u2028YmM= 257\n", "YWI= 256\x85YmM= 257\n"):  # the page's text
         with pytest.raises(ValueError, match=r"x\.tiktoken:257: non-ASCII character U\+00(A0|85)|U\+2028"):
             parse_tiktoken(byte_lines + tail, "x.tiktoken")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_a_tokenizer_file_in_utf16_is_named_with_the_fix(tmp_path, encoding):
+    """A tokenizer saved as UTF-16 (Windows editors' 'Unicode') was 'not UTF-8 text (byte offset
+    0)', 'non-ASCII byte at offset 0' or, without a byte-order mark, 'x.tiktoken:1: expected
+    'BASE64 RANK', got 'Y\\x00Q\\x00...'': true, but none said what the file is or what to do."""
+    small_tokenizer().save(tmp_path / "s")
+    (tmp_path / "s.model").write_text(minbpe_text(small_tokenizer()), encoding="utf-8")
+    for name in ("s.tiktoken", "s.json", "s.model"):
+        path = tmp_path / name
+        path.write_bytes(path.read_text(encoding="utf-8").encode(encoding))
+        with pytest.raises(
+            ValueError, match=rf"{re.escape(name)}: UTF-16 or UTF-32 text .*: save it as UTF-8"
+        ):
+            load_file(path)
+        path.unlink()
+    (tmp_path / "zeros.tiktoken").write_bytes(bytes(2**20))
+    with pytest.raises(ValueError, match=r"zeros\.tiktoken: UTF-16 or UTF-32 text \(or a binary file\)"):
+        load_file(tmp_path / "zeros.tiktoken")

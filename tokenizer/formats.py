@@ -265,7 +265,7 @@ def named_os_error(error: OSError, path: str | os.PathLike) -> OSError:
 
 
 def read_bytes(path: str | os.PathLike) -> bytes:
-    """A tokenizer file's bytes, its size checked before it is read.
+    """A tokenizer file's bytes, its size checked before it is read (and refused if UTF-16).
 
     Only a regular file (symlinks followed) is read: a device such as /dev/zero never ends and
     a pipe blocks until someone writes to it. The read stops one byte past the bound, so a
@@ -284,6 +284,14 @@ def read_bytes(path: str | os.PathLike) -> bytes:
     except OSError as e:
         raise named_os_error(e, path) from None
     check_size(len(data), str(path))
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) or b"\x00" in data[:2]:
+        # No tokenizer file starts with a NUL (a .tiktoken starts with base64, a .json with '{' or
+        # a space, a .model with 'minbpe v1'): this one is not UTF-8, and each reader said only
+        # 'non-ASCII byte at offset 0' or showed its first line as 'Y\x00Q\x00...'.
+        raise TokenizerFileError(
+            f"{path}: UTF-16 or UTF-32 text (or a binary file), not a tokenizer file; tokenizer "
+            "files are UTF-8 text: save it as UTF-8"
+        )
     return data
 
 
