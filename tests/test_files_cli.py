@@ -482,3 +482,20 @@ def test_a_tokenizer_file_in_utf16_is_named_with_the_fix(tmp_path, encoding):
     (tmp_path / "zeros.tiktoken").write_bytes(bytes(2**20))
     with pytest.raises(ValueError, match=r"zeros\.tiktoken: UTF-16 or UTF-32 text \(or a binary file\)"):
         load_file(tmp_path / "zeros.tiktoken")
+
+
+def test_a_broken_symbolic_link_is_named_as_one(tmp_path):
+    """A link whose target was moved said "no tokenizer at x.tiktoken (looked for x.json and
+    x.tiktoken)", though x.tiktoken is right there in `ls`; a loop of links said the same."""
+    (tmp_path / "x.tiktoken").symlink_to(tmp_path / "moved.tiktoken")
+    (tmp_path / "a.model").symlink_to(tmp_path / "b.model")
+    (tmp_path / "b.model").symlink_to(tmp_path / "a.model")
+    for name, target in (("x.tiktoken", "moved.tiktoken"), ("x", "moved.tiktoken"), ("a.model", "b.model")):
+        with pytest.raises(
+            FileNotFoundError, match=rf"is a symbolic link to .*{target}, which does not exist"
+        ):
+            load_file(tmp_path / name)
+        result = run_cli("encode", "--tokenizer", str(tmp_path / name), "hi")
+        assert (
+            result.returncode == 2 and "symbolic link" in result.stderr and "Traceback" not in result.stderr
+        )

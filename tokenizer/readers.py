@@ -99,12 +99,15 @@ def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerPar
     """A tokenizer's file(s); `pattern` is the split of a bare `.tiktoken` file."""
     check_names_a_file(path)
     path = Path(path)
+    check_not_broken_link(path)
     if path.suffix == MINBPE_SUFFIX:
         return minbpe_parts(formats.decode_utf8(formats.read_bytes(path), str(path)), str(path))
     stem = formats.saved_stem(path)
     json_path = stem.with_name(stem.name + ".json")
     tiktoken_path = stem.with_name(stem.name + ".tiktoken")
     if not json_path.exists() and not tiktoken_path.exists():
+        for file in (json_path, tiktoken_path):
+            check_not_broken_link(file)
         raise FileNotFoundError(_nothing_at(path, json_path, tiktoken_path))
     meta = formats.read_json(json_path) if json_path.exists() else None
     if meta is not None and "model" in meta and "merges" not in meta:
@@ -114,6 +117,16 @@ def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerPar
         pattern = _file_pattern(pattern, str(tiktoken_path), "its split pattern")  # a custom one is checked
         return TokenizerParts(str(tiktoken_path), formats.name_of_file(stem.name), pattern, {}, ranks=ranks)
     return saved_json_parts(meta, ranks, str(json_path), tiktoken_source=str(tiktoken_path))
+
+
+def check_not_broken_link(path: Path) -> None:
+    """A symbolic link whose target is gone (or a loop of links) is named as one: it said "no
+    tokenizer at x.tiktoken", though `ls` shows x.tiktoken right there."""
+    if path.is_symlink() and not path.exists():
+        raise FileNotFoundError(
+            f"{path} is a symbolic link to {os.readlink(path)}, which does not exist (or is a loop "
+            "of links): fix the link, or give the file itself"
+        )
 
 
 def check_names_a_file(spec: str | os.PathLike) -> None:
