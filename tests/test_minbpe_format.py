@@ -149,3 +149,11 @@ def test_line_breaks_are_minbpes_universal_newlines(tmp_path):
             assert (tok.pattern, tok.special_tokens) == (pattern, special), name
             assert tok.merges == list(merges), name
             assert tok.encode_ordinary("hi! hi there") == minbpe_encode("hi! hi there", pattern, merges)
+
+
+def test_a_repeated_merge_is_shown_escaped(tmp_path):
+    """'32<form feed>32' repeats '32 32' (minbpe's split() breaks at the form feed too); the
+    message printed the line raw, so the terminal showed "the merge '3232' repeats line 4"."""
+    (tmp_path / "m.model").write_text("minbpe v1\n\n0\n32 32\n32\x0c32\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"m\.model:5: the merge '32\\x0c32' repeats line 4"):
+        load_file(tmp_path / "m.model")

@@ -458,7 +458,7 @@ def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tupl
         # earlier: the same file encoded "ab" as 257 there and 256 here. Its save never repeats one.
         if seen.setdefault(pair, lineno) != lineno:
             raise TokenizerFileError(
-                f"{source}:{lineno}: the merge '{line.strip()}' repeats line {seen[pair]}; minbpe keeps "
+                f"{source}:{lineno}: the merge {line.strip()!r} repeats line {seen[pair]}; minbpe keeps "
                 "only the later one and our ids would differ from its: remove the repeat"
             )
         pairs.append(list(pair))
