@@ -361,3 +361,20 @@ def test_a_file_no_reader_takes_is_named_as_such(path):
     null.tiktoken)', as if nothing were there."""
     with pytest.raises(FileNotFoundError, match="that no tokenizer reader takes: give a saved tokenizer"):
         load_file(ROOT / path if path == "README.md" else path)
+
+
+def test_a_pattern_name_beside_another_regex_is_refused(tmp_path):
+    """An edited .json with "pattern": "gpt2" beside the gpt4 "pattern_regex" loaded with gpt2's
+    split, silently: which of the two was meant cannot be known. The pair must agree."""
+    train("hello world hello", 260, pattern="gpt4").save(tmp_path / "t")
+    meta = json.loads((tmp_path / "t.json").read_text())
+    assert Tokenizer.load(tmp_path / "t").pattern == "gpt4"
+    meta["pattern"] = "gpt2"
+    (tmp_path / "t.json").write_text(json.dumps(meta))
+    with pytest.raises(
+        ValueError, match=r"t\.json: key 'pattern' names 'gpt2', but 'pattern_regex' is another"
+    ):
+        Tokenizer.load(tmp_path / "t")
+    del meta["pattern_regex"]  # the name alone is fine
+    (tmp_path / "t.json").write_text(json.dumps(meta))
+    assert Tokenizer.load(tmp_path / "t").pattern == "gpt2"

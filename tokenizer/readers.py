@@ -25,7 +25,7 @@ from typing import Any
 from . import formats
 from .added_tokens import AddedMatching
 from .hf_import import parse_hf
-from .patterns import NO_SPLIT, PATTERNS, TIKTOKEN, UNICODE_FLAVOURS, is_named
+from .patterns import NO_SPLIT, PATTERNS, TIKTOKEN, UNICODE_FLAVOURS, is_named, resolve_pattern
 from .preparation import Preparation, check_step_count
 from .regex_check import check_backtracking, check_pre_split, check_split_regex
 from .validate import (
@@ -360,6 +360,11 @@ def _saved_pattern(meta: dict[str, Any], source: str) -> str:
     if regex is not None:
         check_type(regex, str, source, "pattern_regex", "a regex string")
     if pattern in PATTERNS or pattern == NO_SPLIT:
+        if regex is not None and regex != resolve_pattern(pattern):  # an edited file: which one is meant?
+            raise ValueError(
+                f"{source}: key 'pattern' names {pattern!r}, but 'pattern_regex' is another regex "
+                f"({regex[:60]!r}); they must agree: remove the one you did not mean"
+            )
         return pattern
     return _file_pattern(regex or pattern or "gpt4", source, "key 'pattern'")
 
