@@ -657,3 +657,13 @@ def test_a_pat_str_that_is_a_bare_word_is_a_regex_as_in_tiktoken(pat_str):
     ref = tiktoken.Encoding(name="x", pat_str=pat_str, mergeable_ranks=ranks, special_tokens={})
     text = "hello gpt2 none cl100k_base gtp4 ab world"
     assert ours.encode(text) == ref.encode(text)
+
+
+@pytest.mark.parametrize("pattern", [r"\b+|.", r"\B+|.", r"\w+|\B+|."])
+def test_a_repeated_assertion_is_a_value_error(pattern):
+    """pat_str '\\b+|.' raised re.error (a traceback, not the ValueError every other bad pattern
+    gives): our parser took it, re's did not. (tiktoken itself panics on '\\b+'.)"""
+    with pytest.raises(ValueError, match="invalid split pattern"):
+        compat.Encoding(
+            "t", pat_str=pattern, mergeable_ranks=get_encoding("gpt2").mergeable_ranks, special_tokens={}
+        )

@@ -236,7 +236,10 @@ def _compile(name_or_regex: str, engine: str, unicode: str) -> Splitter:
     pattern = resolve_pattern(name_or_regex)
     if engine == "regex":
         return _compile_with_regex(pattern)
-    return ReSplitter(_RE_SPLIT_FORMS.get(pattern, pattern), unicode=unicode)
+    try:
+        return ReSplitter(_RE_SPLIT_FORMS.get(pattern, pattern), unicode=unicode)
+    except re.error as e:  # the translation is valid to our parser, not to re's ('\\b+')
+        raise invalid_pattern(pattern, e) from None
 
 
 def compile_split(name_or_regex: str, unicode: str | None = None) -> Splitter:
