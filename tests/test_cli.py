@@ -581,3 +581,12 @@ def test_max_chunks_with_counts_names_the_flag_and_the_fix(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: --max-chunks ") and "count --max-chunks" in err, err
     assert not list(tmp_path.glob("t.*"))
+
+
+def test_tokenizer_flag_takes_a_reference_encoding_name_too(capsys):
+    """`encode -t cl100k_base` said "no tokenizer at cl100k_base", while `audit -t cl100k_base`
+    and `stats -t cl100k_base` read the name: -t now means the same in every command."""
+    assert main(["encode", "-t", "cl100k_base", "hello world"]) == 0
+    assert json.loads(capsys.readouterr().out) == [15339, 1917]
+    assert main(["decode", "-t", "cl100k_base", "[15339, 1917]"]) == 0
+    assert capsys.readouterr().out == "hello world\n"

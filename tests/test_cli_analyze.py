@@ -174,7 +174,7 @@ def test_diff_json_and_table(capsys, trained):
         (["stats", "{plain}", "-t", "gpt2", "--by-language"], "plain.txt: no '##### UDHR"),
         (["stats", "{plain}", "-t", "gpt2", "-t", "nosuch"], "unknown tokenizer 'nosuch'"),
         (["stats", "{plain}", "-t", "gpt2", "-j", "0"], "workers must be an integer from 1 to 256, got 0"),
-        (["diff", "gpt2", "{missing}"], "unknown tokenizer"),
+        (["diff", "gpt2", "{missing}"], "no tokenizer at"),  # a path: what is missing there
         (["diff", "gpt2", "nosuch.json"], "no tokenizer at nosuch.json"),
     ],
 )

@@ -32,7 +32,9 @@ def load_any(spec: str) -> Tokenizer:
     saved = [path, path.with_name(path.name + ".json"), path.with_name(path.name + ".tiktoken")]
     if spec in list_encodings() and not any(p.exists() for p in saved):
         return get_encoding(spec)
-    if any(p.exists() for p in saved) or path.suffix in (*SAVED_SUFFIXES, MINBPE_SUFFIX):
+    if any(p.exists() or p.is_symlink() for p in saved) or path.suffix in (*SAVED_SUFFIXES, MINBPE_SUFFIX):
+        return load_file(path)
+    if os.sep in spec or (os.altsep and os.altsep in spec):  # meant as a path: say what is missing there
         return load_file(path)
     raise ValueError(
         f"unknown tokenizer {spec!r}: give a reference encoding ({', '.join(list_encodings())}), "

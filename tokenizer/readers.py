@@ -92,7 +92,10 @@ def _nothing_at(path: Path, json_path: Path, tiktoken_path: Path) -> str:
             f"{path} is {kind} that no tokenizer reader takes: give a saved tokenizer (STEM, STEM.json, "
             "STEM.tiktoken), a minbpe .model or a Hugging Face tokenizer.json"
         )
-    return f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name})"
+    return (
+        f"no tokenizer at {path} (looked for {json_path.name} and {tiktoken_path.name}): give a saved "
+        "tokenizer (STEM, STEM.json, STEM.tiktoken), a minbpe .model or a Hugging Face tokenizer.json"
+    )
 
 
 def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerParts:

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..core import Tokenizer
 from ..encodings import get_encoding, list_encodings
 from ..formats import SAVED_SUFFIXES, check_save_target, named_os_error, saved_stem
-from ..loading import load_file
+from ..loading import load_any
 from ..regex_check import MAX_SAMPLE_CHARS
 from ..streaming import not_utf8
 from ..validate import DECIMAL, REAL
@@ -59,13 +59,13 @@ def add_tokenizer_choice(parser: argparse.ArgumentParser) -> None:
         "-t",
         metavar="PATH",
         help="a tokenizer file: STEM (.json + .tiktoken), STEM.json, STEM.tiktoken, a minbpe .model "
-        "or a Hugging Face tokenizer.json",
+        "or a Hugging Face tokenizer.json (a reference encoding's name works too, as in audit and stats)",
     )
 
 
 def load_tokenizer(args: argparse.Namespace) -> Tokenizer:
     if args.tokenizer is not None:  # '' is an error, not the default encoding
-        return load_file(args.tokenizer)
+        return load_any(args.tokenizer)  # `-t cl100k_base` said "no tokenizer at cl100k_base"
     return get_encoding(args.encoding or DEFAULT_ENCODING)
 
 
