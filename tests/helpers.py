@@ -28,3 +28,11 @@ def missing(what: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{what} (required when CI is set)")
     pytest.skip(what)
+
+
+def added_token(token_id: int, content: str, **options: bool) -> dict:
+    """A tokenizer.json `added_tokens` entry with all seven fields, as `tokenizers` requires them
+    (it refuses a file whose entry lacks one): a special token without options, unless `options`
+    say otherwise."""
+    fields = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+    return {"id": token_id, "content": content, **fields, **options}

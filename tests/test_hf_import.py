@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import corpus_text
+from tests.helpers import added_token, corpus_text
 from tests.strategies import tie_heavy_texts
 from tokenizer import get_encoding, hf_added, hf_import, patterns
 from tokenizer._unicode import parse_ranges
@@ -488,14 +488,14 @@ REFUSED = [
     (
         lambda: hf_json(
             normalizer=normalizers.NFC(),
-            added_tokens=[{"id": 300, "content": "é", "special": False, "normalized": True}],
+            added_tokens=[added_token(300, "é", special=False, normalized=True)],
         ),
         "added_tokens[0] ('é') option normalized=true with the normalizer NFC is not supported",
     ),
     (
         lambda: hf_json(
             normalizer=normalizers.NFKC(),
-            added_tokens=[{"id": 300, "content": "  ", "special": False, "normalized": True}],
+            added_tokens=[added_token(300, "  ", special=False, normalized=True)],
         ),
         "where ' ' may be changed, made or joined to a neighbour",
     ),
@@ -548,7 +548,7 @@ REFUSED = [
 def test_an_added_token_with_a_lone_surrogate_is_named():
     """A JSON "\\ud83d" escape alone in an added token said Python's "'utf-8' codec can't encode
     character", naming neither the token nor the fix."""
-    obj = hf_json(added_tokens=[{"id": 0, "content": "<\ud83d>", "special": True}])
+    obj = hf_json(added_tokens=[added_token(0, "<\ud83d>")])
     with pytest.raises(
         ValueError,
         match=r"^bad.json: added_tokens\[0\] \('<\\ud83d>'\) holds a lone surrogate .* or remove the token",
@@ -745,7 +745,7 @@ def test_added_token_options_hf_sees_in_normalized_text_are_refused():
     "1", a word character, and "\u00a8" ends in a mark; refused under a normalizer, loaded without."""
     for flag in ("lstrip", "rstrip", "single_word"):
         obj = hf_json(normalizer=normalizers.NFKC())
-        obj["added_tokens"] = [{"id": 0, "content": "<m>", flag: True, "special": True, "normalized": True}]
+        obj["added_tokens"] = [added_token(0, "<m>", **{flag: True}, normalized=True)]
         with pytest.raises(ValueError, match="^bad.json: ") as info:
             from_hf_json(obj, "bad.json")
         assert (
@@ -802,9 +802,9 @@ def test_too_many_single_word_tokens_beside_vocabulary_tokens_are_refused(monkey
     added = []
     for i in range(40):
         vocab[f"<v{i}>"] = 256 + i
-        added.append({"id": 256 + i, "content": f"<v{i}>", "special": True})
+        added.append(added_token(256 + i, f"<v{i}>"))
         # id 296 + i: the id HF gives it after model.vocab's 296 tokens (hf_added.check_added_ids)
-        added.append({"id": 296 + i, "content": f"[w{i}]", "single_word": True, "special": True})
+        added.append(added_token(296 + i, f"[w{i}]", single_word=True))
     obj["added_tokens"] = added
     assert from_hf_json(obj, "ok.json").preparation.added.single_word == {f"[w{i}]" for i in range(40)}
     monkeypatch.setattr(hf_added, "MAX_DROPPED_CHECKS", 1000)  # 190 characters x 40 tokens: 7,600
@@ -890,7 +890,7 @@ def test_options_that_are_not_true_or_false_are_refused():
         (("added_tokens", 0), "normalized", 0, "added_tokens[0].normalized is 0"),
     ]
     for where, key, value, message in cases:
-        obj = hf_json(byte_level(True), added_tokens=[{"id": 300, "content": "<s>", "special": True}])
+        obj = hf_json(byte_level(True), added_tokens=[added_token(300, "<s>")])
         place = obj
         for step in where:
             place = place[step]

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import DATA, ROOT
+from tests.helpers import DATA, ROOT, added_token
 from tokenizer import Tokenizer, get_encoding, train
 from tokenizer.cli import main
 from tokenizer.loading import from_texts, load_any, load_file
@@ -277,7 +277,7 @@ def test_too_many_special_tokens_in_a_file_are_refused_before_building(tmp_path,
     assert main(["encode", "--tokenizer", str(tmp_path / "many.json"), "hi"]) == 2
     assert "at most 65,536 are loaded" in capsys.readouterr().err
     hf = to_hf_json(tok)
-    hf["added_tokens"] = [{"id": 257 + i, "content": f"<s{i}>", "special": True} for i in range(n)]
+    hf["added_tokens"] = [added_token(257 + i, f"<s{i}>") for i in range(n)]
     (tmp_path / "tokenizer.json").write_text(json.dumps(hf), encoding="utf-8")
     with pytest.raises(TokenizerFileError, match=f"added_tokens has {n:,} tokens"):
         load_file(tmp_path / "tokenizer.json")

@@ -20,6 +20,18 @@ MAX_DROPPED_CHECKS = 2_000_000
 # passes are taken without looking (exact either way, only slower): Llama 3's 256 specials are all
 # normalized=false (no pairs), and a hostile file of 32,768 of each would take hours
 MAX_PASS_CHECKS = 1_000_000
+# The fields of an added token, each with the value that fixes a file lacking it: `tokenizers`
+# (0.23) requires all seven ("missing field `single_word`" refuses the whole file), so a short
+# form, which we once read with defaults, loaded here and in no HF program.
+FIELD_FIXES = {
+    "id": '"id": its id',
+    "content": '"content": its text',
+    "single_word": '"single_word": false',
+    "lstrip": '"lstrip": false',
+    "rstrip": '"rstrip": false',
+    "normalized": '"normalized": false (true for a token that is not special, as HF writes it)',
+    "special": '"special": true (false for one matched in any text)',
+}
 
 
 def read_added_tokens(
@@ -38,6 +50,7 @@ def read_added_tokens(
         if not isinstance(token, dict) or not isinstance(token.get("content"), str) or not token["content"]:
             raise TokenizerFileError(f"{where}: needs a non-empty string 'content' and an 'id'")
         check_text(token["content"], f"{where} ({token['content']!r})")
+        _check_fields(token, where)
         if not flag(token, "special", False, source, f"added_tokens[{i}]"):
             not_special.append(token["content"])
         normalized = _normalized(token, i, source)
@@ -74,15 +87,22 @@ def read_added_tokens(
     return special, AddedMatching(**sets, first=frozenset(first), not_special=not_special_set)
 
 
+def _check_fields(token: dict[str, Any], where: str) -> None:
+    """Every field HF requires of an added token (FIELD_FIXES), named with its fix where one lacks."""
+    missing = [field for field in FIELD_FIXES if field not in token]
+    if missing:
+        names = ", ".join(repr(field) for field in missing)
+        fixes = "; ".join(FIELD_FIXES[field] for field in missing)
+        them = "them" if len(missing) > 1 else "it"
+        raise TokenizerFileError(
+            f"{where} ({token['content']!r}) has no {names}: Hugging Face tokenizers refuses the file "
+            f"without {them}; add {fixes}"
+        )
+
+
 def _normalized(token: dict[str, Any], i: int, source: str) -> bool:
-    """HF's `normalized` option: true by default for a token that is not special."""
-    return flag(
-        token,
-        "normalized",
-        not flag(token, "special", False, source, f"added_tokens[{i}]"),
-        source,
-        f"added_tokens[{i}]",
-    )
+    """HF's `normalized` option (read_added_tokens checked that the token has it)."""
+    return flag(token, "normalized", False, source, f"added_tokens[{i}]")
 
 
 def check_made_by_normalizer(

@@ -41,7 +41,8 @@ a file is never loaded as something else. What maps exactly, and why:
   the numerals of Rust's Unicode (`_NUMERALS`).
   No pre-tokenizer step at all: the text is one chunk.
 - added tokens become special tokens: HF matches every added token in the text, so ids
-  equal HF's with allowed_special="all". Those that are not special (`"special": false`) are
+  equal HF's with allowed_special="all". Each needs the seven fields HF requires (id, content,
+  single_word, lstrip, rstrip, normalized, special): HF refuses a file whose entry lacks one. Those that are not special (`"special": false`) are
   matched whatever the caller allows, by `encode` and `encode_ordinary` alike (the
   Preparation's `added.not_special`, added_tokens.py), as HF matches them in any text; their
   ids equal HF's with the defaults. One HF's ByteLevel decoder reads as
