@@ -20,7 +20,8 @@ a file is never loaded as something else. What maps exactly, and why:
   normalization can neither change, make nor join any of its characters
   (preparation.changed_char: GPT-NeoX's runs of spaces under NFC), else refused naming it.
   One with `normalized: false` that is also a token of model.vocab HF's BPE makes (by a merge,
-  or whole with ignore_merges) is refused where normalization can make its text from text
+  or whole with ignore_merges where the split can make it one chunk, _chunk_reach.py: never
+  Llama 3's "<|endoftext|>") is refused where normalization can make its text from text
   without it (preparation.made_by_normalizing: NFD makes "the" from "thé"): HF's BPE gives its id
   there, ours has no special token in its ranks (hf_added.check_made_by_normalizer).
 - pre-tokenizer: steps that split, then `ByteLevel` (which maps bytes to the alphabet). The
@@ -79,6 +80,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from ._chunk_reach import can_be_chunk
 from ._hf_steps import flag, kind, refuse, sequence_steps
 from .hf_added import (
     check_added_ids,
@@ -149,10 +151,19 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
     bpe_makes = {
         token
         for token in special
-        if token in model["vocab"] and (chunk_lookup or model["vocab"][token] in made)
+        if token in model["vocab"]
+        and (model["vocab"][token] in made or (chunk_lookup and _taken_whole(token, pattern, prefix_space)))
     }
     check_made_by_normalizer(obj.get("added_tokens"), bpe_makes, normalizers, source)
     return HfTokenizer(ranks, pattern, special, preparation, chunk_lookup)
+
+
+def _taken_whole(token: str, pattern: str, prefix_space: str | None) -> bool:
+    """Whether ignore_merges can take `token` whole: some chunk's byte-level string is it. Not for
+    a token with a character outside GPT-2's alphabet (no chunk's string has one), nor for one the
+    split never makes one chunk (_chunk_reach.py: Llama 3's cuts "<|endoftext|>" in three)."""
+    alphabet = set(bytes_to_unicode().values())
+    return all(ch in alphabet for ch in token) and can_be_chunk(token, pattern, prefix_space)
 
 
 def _check_post_processor(post: Any, source: str) -> None:
