@@ -6,7 +6,8 @@ pipeline gives the ids our encoder gives, and refuse it otherwise, naming the co
 a file is never loaded as something else. What maps exactly, and why:
 
 - model: `BPE` over GPT-2's byte alphabet, no byte_fallback, no subword prefix or suffix, no
-  dropout. Ids become ranks: HF merges the listed pair of lowest priority, our encoder the
+  dropout (null, or a number HF's f32 reads as 0: 1e-300; at 1 HF skips every merge, between
+  0 and 1 it skips them at random: refused, _check_dropout). Ids become ranks: HF merges the listed pair of lowest priority, our encoder the
   pair whose bytes have the lowest rank; the two agree when every merge's result has a
   larger id than the merges before it and every token that two tokens join into is made by a
   merge (both checked here; trained files are built that way).
@@ -77,7 +78,9 @@ Refused: other normalizers (Lowercase, Replace, Prepend, Strip, BertNormalizer, 
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 from typing import Any, NamedTuple
 
 from ._chunk_reach import can_be_chunk
@@ -230,8 +233,7 @@ def _model(model: Any, source: str) -> dict[str, Any]:
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             refuse(source, f"model option {key}", repr(model[key]))
-    if model.get("dropout") not in (None, 0, 0.0):
-        refuse(source, "model option dropout", repr(model["dropout"]), "BPE dropout skips merges")
+    _check_dropout(model.get("dropout"), source)
     check_type(model["vocab"], dict, source, "model.vocab", "an object mapping tokens to ids")
     return model
 
@@ -249,10 +251,35 @@ def _check_model_field_types(model: dict[str, Any], source: str) -> None:
     flag(model, "fuse_unk", False, source, "model", nullable=True)
     dropout = model.get("dropout")
     number = isinstance(dropout, (int, float)) and not isinstance(dropout, bool)
-    if dropout is not None and not (number and 0 <= dropout <= 1):
+    if dropout is not None and not (number and 0 <= _as_f32(dropout) <= 1):
         raise TokenizerFileError(
             f"{source}: model.dropout is {repr(dropout)[:40]}; it must be a number from 0 to 1 or null"
         )
+
+
+def _as_f32(value: float) -> float:
+    """The number HF reads for `value`: model.dropout is an f32 there (the nearest one, infinite
+    past its range), so 1e-300 is 0 and 0.99999999 is 1."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", float(value)))[0]
+    except OverflowError:  # past the f32's range, or an int past the float's (10**400)
+        return math.inf if value > 0 else -math.inf
+
+
+def _check_dropout(dropout: float | None, source: str) -> None:
+    """HF skips each merge when a random f32 in [0, 1) is below model.dropout (its f32, _as_f32;
+    _check_model_field_types checked the range). At 0 (or null) nothing is skipped: loaded.
+    Between 0 and 1 the ids change from one encode to the next: refused. At 1 every merge is
+    skipped, every time (and ignore_merges' whole-word lookup with them): one token per byte,
+    deterministic, but an encoder without merges is not one we have: refused, saying so."""
+    if dropout is None or _as_f32(dropout) == 0:
+        return
+    fix = "set it to null to use the merges"
+    if _as_f32(dropout) == 1:
+        why = f"HF then skips every merge and gives one token per byte, which our encoder does not reproduce; {fix}"
+        refuse(source, "model option dropout", repr(dropout), why)
+    why = f"HF then skips each merge at random, so its ids change from one encode to the next; {fix}"
+    refuse(source, "model option dropout", repr(dropout), why)
 
 
 def _normalizers(normalizer: Any, source: str) -> tuple[str, ...]:
