@@ -667,3 +667,13 @@ def test_a_repeated_assertion_is_a_value_error(pattern):
         compat.Encoding(
             "t", pat_str=pattern, mergeable_ranks=get_encoding("gpt2").mergeable_ranks, special_tokens={}
         )
+
+
+@pytest.mark.parametrize("pattern", [r"[\w-~]+|.", r"[\D\s-&]+|.", r"[^\p{Lu}-:]+|."])
+def test_a_range_from_a_class_escape_is_refused_as_tiktoken_refuses_it(pattern):
+    """tiktoken's Rust regex refuses '[\\w-~]'; ours read it as \\w, '-' and '~' and encoded."""
+    ranks = get_encoding("gpt2").mergeable_ranks
+    with pytest.raises(ValueError):
+        tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    with pytest.raises(ValueError, match="a range from a class escape"):
+        compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})

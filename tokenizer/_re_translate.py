@@ -450,6 +450,12 @@ class _Translator:
                 )
             item = self.class_item()
             if isinstance(item, list):  # a set escape such as \p{L} or \s
+                if (
+                    self.flavour == TIKTOKEN
+                    and self.peek() == "-"
+                    and p[self.pos + 1 : self.pos + 2] not in ("]", "")
+                ):
+                    raise self.error("a range from a class escape, such as [\\w-~] (Rust refuses it)")
                 ranges.extend(item)
                 continue
             low = item
