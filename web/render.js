@@ -223,11 +223,17 @@ export function render(panel, res, length, { full = false } = {}) {
     const cap = Math.max(i + sliceMax, mustReach); // the edit is shown in this slice whatever its size
     sliceMax = Math.min(2 * sliceMax, SLICE_MAX);
     const t0 = performance.now();
-    let count = 0;
+    // The clock is read every SLICE_CHECK tokens (not calls: a group of partial-character tokens
+    // is one call). Once it says stop, every later call says so too: the outer loop (a new line
+    // block) asks again after the inner one stopped, and that call would not read the clock.
+    let look = i + SLICE_CHECK;
+    let late = false;
     const more = () => {
-      if (i >= realTo || i >= cap) return false;
-      if (i < mustReach || ++count % SLICE_CHECK) return true;
-      return performance.now() - t0 < SLICE_MS;
+      if (late || i >= realTo || i >= cap) return false;
+      if (i < mustReach || i < look) return true;
+      look = i + SLICE_CHECK;
+      late = performance.now() - t0 >= SLICE_MS;
+      return !late;
     };
     while (more()) {
       let block = open;
