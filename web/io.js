@@ -2,6 +2,7 @@
 // tokenizers fetched from the local server (for train.js), the share button, the decode box.
 
 import { el } from "./dom.js";
+import { groupDigits as fmt } from "./format.js";
 import { addPanel, schedule } from "./panels.js";
 import { tokenFragment } from "./render.js";
 import { MAX_LINK_CHARS, shareLink, shareLinkIfOpenable, writeShareLink } from "./share.js";
@@ -318,7 +319,7 @@ export async function parseIds(source) {
         throw new IdsError(`item ${n + 1}, ${text.slice(i, Math.min(j, i + 40))}, is too big: ids are below 2^31`);
       }
       if (n === MAX_DECODE_IDS) {
-        throw new IdsError(`more than ${MAX_DECODE_IDS.toLocaleString("en")} ids: decode at most that many at a time`);
+        throw new IdsError(`more than ${fmt(MAX_DECODE_IDS)} ids: decode at most that many at a time`);
       }
       ids[n++] = value;
       i = j;
@@ -371,9 +372,9 @@ async function runDecode() {
           class: "muted",
           "data-testid": "decode-more",
           text:
-            `showing the first ${shown.toLocaleString("en")} of ${n.toLocaleString("en")} tokens` +
-            ` and ${Math.min(res.text.length, SHOW_CHARS).toLocaleString("en")} of ` +
-            `${res.text.length.toLocaleString("en")} characters`,
+            `showing the first ${fmt(shown)} of ${fmt(n)} tokens` +
+            ` and ${fmt(Math.min(res.text.length, SHOW_CHARS))} of ` +
+            `${fmt(res.text.length)} characters`,
         }),
       );
     }

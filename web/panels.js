@@ -15,7 +15,7 @@
 
 import { el } from "./dom.js";
 import { updateDiff } from "./diff.js";
-import { bidiClass, decodeLenient } from "./format.js";
+import { bidiClass, decodeLenient, groupDigits as fmt } from "./format.js";
 import { clearTokens, render, showTokenAt, shown } from "./render.js";
 import { freezeWindow, patchResult, wholeResult } from "./result.js";
 import { writeLiveLink, writeShareLinkSoon } from "./share.js";
@@ -297,7 +297,7 @@ function noteDropped(panel, res) {
   panel.el.dataset.dropped = String(dropped);
   if (dropped > 0) {
     panel.stateEl.textContent =
-      `its split pattern skips ${dropped.toLocaleString("en")} of ${total.toLocaleString("en")} bytes ` +
+      `its split pattern skips ${fmt(dropped)} of ${fmt(total)} bytes ` +
       "of this text (left out of the tokens)";
   }
 }
@@ -310,7 +310,7 @@ function tooSlowMessage(panel, e) {
   const custom = info.custom_regexes || [info.pattern_regex || info.pattern || "?"];
   const chars = countChars(getText());
   const head =
-    `${panel.name} is too slow on this text: encoding ${chars.toLocaleString("en")} characters did not ` +
+    `${panel.name} is too slow on this text: encoding ${fmt(chars)} characters did not ` +
     `finish within ${(e.ms / 1000).toFixed(1)} s`;
   const why = custom.length
     ? ` with its split pattern ${custom.join(" then ")} (a pattern with nested repeats such as (?:a+)+ ` +
@@ -422,7 +422,7 @@ export async function renderSplit(panel) {
   }
   // The cut is said: chunks stopping at 20,000 read as if the text ended there.
   if (res.lens.length > SPLIT_MAX_CHUNKS) {
-    const of = `${SPLIT_MAX_CHUNKS.toLocaleString("en")} of ${res.lens.length.toLocaleString("en")}`;
+    const of = `${fmt(SPLIT_MAX_CHUNKS)} of ${fmt(res.lens.length)}`;
     frag.append(el("p", { class: "muted", "data-testid": "chunks-more", text: `showing the first ${of} chunks` }));
   }
   panel.chunksEl.replaceChildren(frag);

@@ -10,7 +10,7 @@
 
 import { el } from "./dom.js";
 import { updateDiff } from "./diff.js";
-import { bidiClass, colorClass, hex, tryDecode, visible } from "./format.js";
+import { bidiClass, colorClass, groupDigits as fmt, hex, tryDecode, visible } from "./format.js";
 import { tokenStarts } from "./result.js";
 import { state } from "./state.js";
 
@@ -118,7 +118,6 @@ function showPager(panel, w0, w1, total) {
     panel.tokensEl.before(panel.pagerEl);
   }
   panel.pagerEl.hidden = w0 === 0 && w1 === total;
-  const fmt = (x) => x.toLocaleString("en");
   panel.pagerEl.children[1].textContent =
     ` showing tokens ${fmt(w0 + 1)}–${fmt(w1)} of ${fmt(total)} (the window follows your edits) `;
 }

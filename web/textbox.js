@@ -25,6 +25,7 @@
 // that sets the box's value and sends a plain `input` Event (not an InputEvent) replaces the
 // whole text too, as it would without a window.
 
+import { groupDigits as fmt } from "./format.js";
 import { $, input } from "./state.js";
 import { isHigh, isLow } from "./utf16.js";
 
@@ -260,7 +261,6 @@ function showWindowNote() {
   if (!note) return;
   note.hidden = !isWindowed();
   if (!isWindowed()) return;
-  const fmt = (x) => x.toLocaleString("en");
   note.textContent =
     `The box holds characters ${fmt(boxStart + 1)}–${fmt(boxStart + boxValue.length)} of ${fmt(text.length)} ` +
     "(all of them are encoded); it follows the caret and the scroll. Select all in the box to replace the whole text.";

@@ -9,6 +9,8 @@ Shares the booted page and puts the text back as it found it.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page
 
@@ -143,3 +145,37 @@ def test_text_inserted_by_insert_text_is_put_in_by_the_page_not_line_by_line(pag
     page.wait_for_timeout(200)  # the last frame's task is reported
     tasks = page.evaluate(LONG_TASKS)
     assert max(tasks, default=0) < 300, f"long tasks (ms) while filling the box: {tasks}"
+
+
+# Counts the page's ICU number formatting (toLocaleString on a number, Intl.NumberFormat) from now.
+WATCH_NUMBER_FORMATS = """() => {
+    window.__formats = 0;
+    window.__realFormats = [Number.prototype.toLocaleString, Intl.NumberFormat];
+    const count = (f) => function (...args) { window.__formats++; return new.target ? new f(...args) : f.apply(this, args); };
+    Number.prototype.toLocaleString = count(window.__realFormats[0]);
+    Intl.NumberFormat = count(window.__realFormats[1]);
+}"""
+NUMBER_FORMATS = """() => {
+    [Number.prototype.toLocaleString, Intl.NumberFormat] = window.__realFormats;
+    return window.__formats;
+}"""
+
+
+def test_a_large_text_writes_its_counts_without_icu(page):
+    """The text box's window note and a panel's pager wrote their counts with toLocaleString("en"):
+    the page's first use of ICU's number formatting loads its data, a 47 ms task on an idle
+    machine, which fell into the first large text's input task (on top of the input's own work).
+    They now group digits themselves."""
+    text = "the quick brown fox jumps over.\n" * 8_000  # 256,000 characters: windowed, paged
+    page.evaluate(WATCH_NUMBER_FORMATS)
+    try:
+        set_text(page, text)
+        for enc in ("cl100k_base", "o200k_base"):
+            wait_ids(page, enc, get_encoding(enc).encode(text))
+        note = page.locator("#input-window").text_content()
+        pager = page.get_by_test_id("pager-range").first.text_content()
+    finally:
+        formats = page.evaluate(NUMBER_FORMATS)
+    assert "of 256,000" in note, note
+    assert re.search(r"of \d{1,3}(,\d{3})+ ", pager), pager
+    assert formats == 0, f"{formats} ICU number formats on the large text's way"
