@@ -67,13 +67,44 @@ export function previewFromHex(h) {
   return { bytes: bytes.subarray(0, end || SHOWN_TOKEN_BYTES), cut: true, total };
 }
 
-// The text of `bytes` if they are valid UTF-8 on their own, else null.
+// The text of `bytes` if they are valid UTF-8 on their own, else null. The bytes are checked
+// first: asking the fatal decoder and catching its TypeError made and threw an exception for
+// every partial-character token (most of a CJK or emoji text's tokens in cl100k_base), ~200 ms
+// of a 300 K CJK render plus the garbage collection of the exceptions, on the page's thread.
 export function tryDecode(bytes) {
-  try {
-    return fatal.decode(bytes);
-  } catch {
-    return null;
+  return isUtf8(bytes) ? fatal.decode(bytes) : null;
+}
+
+// What the fatal decoder accepts: shortest forms only, no surrogates, nothing above U+10FFFF
+// (the second byte's range after E0, ED, F0 and F4 is what rules those out).
+function isUtf8(b) {
+  const n = b.length;
+  let i = 0;
+  while (i < n) {
+    const c = b[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    let more;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) more = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      more = 2;
+      if (c === 0xe0) lo = 0xa0;
+      else if (c === 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      more = 3;
+      if (c === 0xf0) lo = 0x90;
+      else if (c === 0xf4) hi = 0x8f;
+    } else return false;
+    if (i + more >= n) return false; // cut short
+    if (b[i + 1] < lo || b[i + 1] > hi) return false;
+    for (let k = 2; k <= more; k++) if ((b[i + k] & 0xc0) !== 0x80) return false;
+    i += more + 1;
   }
+  return true;
 }
 
 // Best-effort text (U+FFFD for broken sequences): for tooltips and split chunks, never for tokens.
