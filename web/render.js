@@ -161,7 +161,6 @@ export function render(panel, res, length, { full = false } = {}) {
   const incremental = !full && old && old.offset === w0;
   let head = 0;
   let tail = 0;
-  let dropped = []; // old lines of this window removed in slices, after the new ones (dropBlocks)
   if (incremental) {
     const on = old.ids.length;
     const m = Math.min(on, n);
@@ -174,11 +173,12 @@ export function render(panel, res, length, { full = false } = {}) {
     while (tail > head && oldBlocks[tail - 1].start > on - q) tail--;
     if (!old.complete) {
       // Its blocks stop where it stopped: none of them is a suffix; all after the head go.
+      for (let k = head; k < oldBlocks.length; k++) oldBlocks[k].el.remove();
       tail = oldBlocks.length;
-    } else if (tail - head === 1 && patchLine(panel, old, oldBlocks, oldSpans, head, p, on - q)) {
-      return;
+    } else {
+      if (tail - head === 1 && patchLine(panel, old, oldBlocks, oldSpans, head, p, on - q)) return;
+      for (let k = head; k < tail; k++) oldBlocks[k].el.remove();
     }
-    dropped = dropBlocks(panel, oldBlocks.slice(head, tail));
   } else if (oldSpans.length > STALE_MIN) {
     dropLater(panel); // also drops the blocks of an unfinished sliced render
   } else {
@@ -202,14 +202,8 @@ export function render(panel, res, length, { full = false } = {}) {
   panel.spans = spans;
   const middle = [];
   panel.blocks = [...headBlocks, ...tailBlocks];
-  // New lines go before the old lines they replace that are still being removed (dropBlocks),
-  // else before the kept tail, else before the old window's lines (dropLater).
-  let d = 0;
-  const anchor = () => {
-    while (d < dropped.length && !dropped[d].isConnected) d++;
-    if (d < dropped.length) return dropped[d];
-    return tailBlocks.length ? tailBlocks[0].el : firstStale(panel);
-  };
+  // New lines go before the old window's lines that are still being removed (dropLater).
+  const anchor = () => (tailBlocks.length ? tailBlocks[0].el : firstStale(panel));
   const realTo = tailBlocks.length ? tailBlocks[0].start : n;
 
   // The edit's tokens (window indices before editTo) are what the user waits for.
@@ -353,7 +347,8 @@ function markRendered(panel) {
 const STALE_MIN = 2000; // tokens in the DOM below which the old lines simply go at once
 const STALE_CHECK = 16; // lines removed between two looks at the clock
 
-function dropLater(panel, els = [...panel.tokensEl.children]) {
+function dropLater(panel) {
+  const els = [...panel.tokensEl.children];
   panel.stale = panel.stale ? { els: panel.stale.els.concat(els), next: panel.stale.next } : { els, next: 0 };
   if (!panel.sweeping) {
     panel.sweeping = true;
@@ -361,27 +356,9 @@ function dropLater(panel, els = [...panel.tokensEl.children]) {
   }
 }
 
-// The old line blocks a render replaces: removed at once when they are few (a keystroke's line or
-// two), else in slices like a jumped window's (flipping the special-token mode changes lines all
-// through the window: removing its 10,000 tokens at once was a 57-212 ms task). Returns the
-// elements left in the DOM for the sweep, in order.
-function dropBlocks(panel, blocks) {
-  if (!blocks.length) return [];
-  const els = blocks.map((b) => b.el);
-  if (blocks[blocks.length - 1].end - blocks[0].start <= STALE_MIN) {
-    for (const e of els) e.remove();
-    return [];
-  }
-  dropLater(panel, els);
-  return els;
-}
-
-// The first old line not yet removed (one dropped twice, by two renders, is skipped once gone).
 function firstStale(panel) {
   const st = panel.stale;
-  if (!st) return null;
-  while (st.next < st.els.length && !st.els[st.next].isConnected) st.next++;
-  return st.next < st.els.length ? st.els[st.next] : null;
+  return st && st.next < st.els.length ? st.els[st.next] : null;
 }
 
 function sweep(panel) {

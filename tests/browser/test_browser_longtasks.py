@@ -74,51 +74,6 @@ def test_a_render_slice_stops_when_its_clock_runs_out(page):
     page.evaluate(REAL_CLOCK)
 
 
-# Tokens each batch of DOM removals (one task's) took out of the panels' token views.
-WATCH_REMOVALS = """() => {
-    window.__removed = [];
-    window.__removals = new MutationObserver((records) => {
-        let n = 0;
-        for (const r of records)
-            for (const node of r.removedNodes)
-                if (node.nodeType === 1) n += node.querySelectorAll('[data-testid=token]').length;
-        if (n) window.__removed.push(n);
-    });
-    for (const t of document.querySelectorAll('[data-testid=panel] [data-testid=tokens]'))
-        window.__removals.observe(t, {childList: true});
-}"""
-STOP_WATCHING = "() => { window.__removals.disconnect(); return window.__removed; }"
-
-
-@pytest.fixture
-def special_mode(page: Page):
-    yield page.get_by_test_id("opt-special")
-    page.get_by_test_id("opt-special").select_option("allow")
-
-
-def test_flipping_the_special_token_mode_drops_the_old_lines_in_slices(page, special_mode):
-    """The special-token mode re-encodes every panel whole, and where special tokens are spread
-    through the text the new window differs from the old one almost everywhere: render() removed
-    all the changed line blocks (10,000 tokens a panel) at once, a 57-63 ms task here with two
-    panels, 133-212 ms with four panels of 120 KB under load. The changed lines now go as the
-    lines of a window that jumped do, in clock-bounded slices after the new ones: with a fake
-    clock (1 ms a read) no task removes more than a few hundred short lines."""
-    line = "a b c <|endoftext|> d\n"  # about 6 tokens a line; the special one differs by mode
-    text = line * 4_000  # over 20,000 tokens: the panels show a window of 10,000
-    set_text(page, text)
-    for enc in ("cl100k_base", "o200k_base"):
-        wait_ids(page, enc, get_encoding(enc).encode(text, allowed_special="all"))
-    page.evaluate(WATCH_REMOVALS)
-    page.evaluate(FAKE_CLOCK)
-    special_mode.select_option("text")
-    for enc in ("cl100k_base", "o200k_base"):
-        wait_ids(page, enc, get_encoding(enc).encode(text, disallowed_special=()))
-    page.evaluate(REAL_CLOCK)
-    removed = page.evaluate(STOP_WATCHING)
-    # The sweep reads the clock every 16 lines: 12 reads, 192 lines of ~6 tokens a task.
-    assert removed and max(removed) <= 2_000, f"tokens removed from the DOM per task: {removed}"
-
-
 WATCH_LONG_TASKS = """() => {
     window.__long = [];
     window.__longObserver = new PerformanceObserver((list) => {
