@@ -159,7 +159,8 @@ def load_self_merged(page: Page, tmp_path: Path, name: str, levels: int) -> Toke
     page.get_by_test_id("load-files").set_input_files(
         [tmp_path / f"{name}.tiktoken", tmp_path / f"{name}.json"]
     )
-    expect(page.get_by_test_id("load-message")).to_contain_text(f"loaded {name}")
+    # a 2 MB token's file takes the worker seconds to read on a loaded machine: wait for it
+    expect(page.get_by_test_id("load-message")).to_contain_text(f"loaded {name}", timeout=30_000)
     return tok
 
 
