@@ -677,3 +677,25 @@ def test_a_range_from_a_class_escape_is_refused_as_tiktoken_refuses_it(pattern):
         tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     with pytest.raises(ValueError, match="a range from a class escape"):
         compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+
+
+@pytest.mark.parametrize("pattern", [r"\0|.", r"\012|.", r"\141|.", r"[\0a]+|.", r"[\1]|(a)"])
+def test_octal_escapes_are_refused_as_tiktoken_reads_them_as_backreferences(pattern):
+    """tiktoken's Rust regex has no octal escapes: '\\141' is group 141 there, '\\0' group 0, and
+    both are refused. Ours read them as `regex` does ('a', NUL) and encoded. (It also refuses
+    '(a)\\01', group 1 to tiktoken: a typo for \\1 or an octal escape, so we say so.)"""
+    ranks = get_encoding("gpt2").mergeable_ranks
+    with pytest.raises(ValueError):
+        tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    for refused in (pattern, r"(a)\01|."):
+        with pytest.raises(ValueError, match="backreference|bad escape"):
+            compat.Encoding("t", pat_str=refused, mergeable_ranks=ranks, special_tokens={})
+
+
+@pytest.mark.parametrize("text", ["aa", "a a", "ab ba aa", "aaaa"])
+def test_a_backreference_splits_as_in_tiktoken(text):
+    pattern = r"(a)\1|\S|\s+"
+    ranks = get_encoding("gpt2").mergeable_ranks
+    theirs = tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    ours = compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    assert ours.encode(text) == theirs.encode(text)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
 
+from ._re_rust import read_digit_escape
 from ._unicode import (
     BMP_END,
     MAX_CODE_POINT,
@@ -240,7 +241,7 @@ class _Translator:
         else:  # anchors, backreferences and anything re should judge itself
             if kind == "backref":
                 self.standin_safe = False
-            self.advance_emit(consumed, self.pattern[start : start + consumed])
+            self.advance_emit(consumed, value or self.pattern[start : start + consumed])
 
     def render_set(self, ranges: Ranges) -> str:
         if self.bmp_only:
@@ -296,6 +297,8 @@ class _Translator:
                 return "char", ord(unicodedata.lookup(p[i + 3 : end])), end + 1 - i
             except KeyError:
                 raise self.error(f"unknown character name {p[i + 3 : end]!r}") from None
+        if c in "0123456789" and self.flavour == TIKTOKEN:
+            return read_digit_escape(p, i, self.error)
         if c == "0":
             digits = re.match(r"[0-7]{0,2}", p[i + 2 :]).group()
             return "char", int("0" + digits, 8), 2 + len(digits)
