@@ -699,3 +699,34 @@ def test_a_backreference_splits_as_in_tiktoken(text):
     theirs = tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     ours = compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     assert ours.encode(text) == theirs.encode(text)
+
+
+WORD_EDGE_PATTERNS = [
+    r"\<\w|\S|\s+",
+    r"\w\>|\S|\s+",
+    r"\b{start}\w+|\S|\s+",
+    r"\w+\b{end}|\S|\s+",
+    r"\b{start-half}\w+|\S|\s+",
+    r"\w+\b{end-half}|\S|\s+",
+    r"\<{2}\w|\S|\s+",
+    r"(?:\<\w)+|\S|\s+",
+]
+
+
+@pytest.mark.parametrize("pattern", WORD_EDGE_PATTERNS)
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(alphabet="ab_1 .-\u00e9\u4e16\U0001f642\u0301\n", min_size=1, max_size=20))
+def test_rust_word_edges_split_as_in_tiktoken(pattern, text):
+    """tiktoken's engine reads '\\<', '\\>' and '\\b{start}' (and end, start-half, end-half) as word
+    boundaries; ours read a literal '<' or '>', and '\\b' then the text '{start}'."""
+    ours, theirs = _both(pattern)
+    assert ours.encode(text) == theirs.encode(text)
+
+
+@pytest.mark.parametrize("pattern", [r"\b{wb}|.", r"\b{ start }|.", r"\B{start}|.", r"\b{Start}|."])
+def test_word_edges_tiktoken_refuses_are_refused(pattern):
+    ranks = get_encoding("gpt2").mergeable_ranks
+    with pytest.raises(ValueError):
+        tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    with pytest.raises(ValueError, match="no assertion of tiktoken's engine"):
+        compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})

@@ -35,3 +35,39 @@ def read_digit_escape(pattern: str, i: int, error: Callable[[str], ValueError]) 
             f"\\{digits} is a backreference to group {digits} in tiktoken's engine (no octal escapes)"
         )
     return "backref", f"(?:\\{digits})", 1 + len(digits)
+
+
+# Rust's word-boundary assertions (regex 1.10), with {w} its Unicode \w: \b{start} (also \<) is
+# a non-word character or the start of the text on the left and a word character on the right,
+# \b{end} (also \>) the mirror image; the half forms check only one side.
+_WORD_EDGES = {
+    "start": "(?:(?<!{w})(?={w}))",
+    "end": "(?:(?<={w})(?!{w}))",
+    "start-half": "(?<!{w})",
+    "end-half": "(?!{w})",
+}
+_SHORT_EDGES = {"<": "start", ">": "end"}
+_QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
+
+
+def read_word_edge(pattern: str, i: int, error: Callable[[str], ValueError]) -> tuple[str, int] | None:
+    """`\\<`, `\\>`, `\\b{start}`, `\\b{end}`, `\\b{start-half}`, `\\b{end-half}` outside a class:
+    (the re template, with {w} for the \\w class, length); None for other escapes.
+
+    `regex` reads `\\<` as a literal "<" and `\\b{end}` as a fuzzy constraint; tiktoken's engine
+    reads word boundaries. `\\b{..}` and `\\B{..}` that are neither these nor a repetition count
+    are refused there, and here too.
+    """
+    c = pattern[i + 1 : i + 2]
+    if c in _SHORT_EDGES:
+        return _WORD_EDGES[_SHORT_EDGES[c]], 2
+    if c not in ("b", "B") or not pattern.startswith("{", i + 2) or _QUANTIFIER.match(pattern, i + 2):
+        return None
+    end = pattern.find("}", i + 3)
+    name = pattern[i + 3 : end] if end > 0 else ""
+    if c == "b" and name in _WORD_EDGES:
+        return _WORD_EDGES[name], end + 1 - i
+    raise error(
+        f"\\{c}{{{name}...}} is no assertion of tiktoken's engine: use \\b{{start}}, \\b{{end}}, "
+        f"\\b{{start-half}} or \\b{{end-half}}, or a count such as \\b{{2}}"
+    )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
 
-from ._re_rust import read_digit_escape
+from ._re_rust import read_digit_escape, read_word_edge
 from ._unicode import (
     BMP_END,
     MAX_CODE_POINT,
@@ -224,6 +224,12 @@ class _Translator:
 
     def escape_outside(self) -> None:
         start = self.pos
+        edge = read_word_edge(self.pattern, start, self.error) if self.flavour == TIKTOKEN else None
+        if edge is not None:  # Rust's \< \> \b{start} ...: lookarounds on the engine's own \w
+            template, consumed = edge
+            w = self.render_set(self.word_class("b"))
+            self.advance_emit(consumed, template.replace("{w}", w), template.replace("{w}", "[\\x00]"))
+            return
         kind, value, consumed = self.read_escape()
         if kind == "set":
             self.advance_emit(consumed, self.render_set(value), "[\\x00]")
@@ -242,6 +248,16 @@ class _Translator:
             if kind == "backref":
                 self.standin_safe = False
             self.advance_emit(consumed, value or self.pattern[start : start + consumed])
+
+    def word_class(self, c: str) -> Ranges:
+        """The engine's \\w ranges, for \\w, \\W, \\b, \\B (c) or a Rust word edge."""
+        ranges = word_ranges(self.flavour)
+        if ranges is None:
+            raise self.error(f"\\{c} needs the engine's \\w table, missing from these tables")
+        if self.ignorecase[-1]:
+            raise self.error(f"case-insensitive \\{c} differs between re and regex")
+        self.standin_safe = False  # \w is not decided by general category alone
+        return ranges
 
     def render_set(self, ranges: Ranges) -> str:
         if self.bmp_only:
@@ -272,12 +288,7 @@ class _Translator:
             ranges = categories_ranges(("Nd",), self.flavour)
             return "set", (complement(ranges) if c == "D" else ranges), 2
         if c in "wWbB":
-            ranges = word_ranges(self.flavour)
-            if ranges is None:
-                raise self.error(f"\\{c} needs the engine's \\w table, missing from these tables")
-            if self.ignorecase[-1]:
-                raise self.error(f"case-insensitive \\{c} differs between re and regex")
-            self.standin_safe = False  # \w is not decided by general category alone
+            ranges = self.word_class(c)
             if c in "bB":
                 return "boundary", ranges, 2
             return "set", (complement(ranges) if c == "W" else ranges), 2
