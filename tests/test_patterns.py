@@ -443,3 +443,18 @@ def test_encoding_names_name_their_patterns(encoding, name):
     assert resolve_pattern(encoding) == PATTERNS[name]
     text = "Hello world, cl100k_base 123!"
     assert compile_pattern(encoding).findall(text) == compile_pattern(name).findall(text)
+
+
+@pytest.mark.parametrize(
+    "pattern, text",
+    [("b{start}|.", "b{start}"), (r"\b{end}|.", "{end}"), ("x{s}|.", "x{s}"), ("a{1<e<3}|.", "a{1<e<3}")],
+)
+def test_a_brace_regex_reads_as_fuzzy_is_refused_by_re(pattern, text):
+    """`regex` reads a brace that begins like a fuzzy constraint as one, or fails on it: 'b{start}'
+    is "expected }" there. The re translation took the brace for literal text and matched it."""
+    try:
+        assert text not in regex.findall(pattern, text)
+    except regex.error:
+        pass
+    with pytest.raises(ValueError, match="fuzzy"):
+        compile_pattern(pattern, engine="re", unicode="regex")

@@ -126,6 +126,7 @@ def _normalize_property_name(name: str) -> str:
 _IGNORECASE_I = {"i": r"(?-i:[iI\u0130])", "I": r"(?-i:[iI\u0131])"}
 _SIMPLE_ESCAPES = {"a": 7, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 _QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
+_FUZZY_START = re.compile(r"\d*[deis]|\d+<")  # how a brace `regex` reads as fuzzy begins
 _RUST_ESCAPES = "zehHNxuU"  # escapes tiktoken's engine reads otherwise than regex (read_rust_escape)
 _HEX_DIGIT = [(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)]  # fancy-regex's \h
 _NOT_HEX_DIGIT = complement(_HEX_DIGIT)
@@ -436,7 +437,10 @@ class _Translator:
             return
         end = self.pattern.find("}", self.pos)
         body = self.pattern[self.pos + 1 : end] if end >= 0 else ""
-        if re.search(r"[<=]", body) or body.strip() in ("e", "i", "d", "s"):
+        # `regex` reads a brace that starts as a fuzzy constraint ("e", "s<=2", "1<e", "2i+...") as
+        # one, or fails on it ({start}: "expected }"); only the rest is a literal "{" there.
+        fuzzy_start = self.flavour != TIKTOKEN and _FUZZY_START.match(self.pattern, self.pos + 1)
+        if fuzzy_start or re.search(r"[<=]", body) or body.strip() in ("e", "i", "d", "s"):
             raise self.error("fuzzy matching {...} is regex-only")
         self.literal(ord("{"), 1)
 
