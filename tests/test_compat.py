@@ -730,3 +730,23 @@ def test_word_edges_tiktoken_refuses_are_refused(pattern):
         tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     with pytest.raises(ValueError, match="no assertion of tiktoken's engine"):
         compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"(?=a)+\w|.", r"(?!a){2}\w|.", r"(?<=a)?\w|.", r"(?<!a)*\w|.", r"(?:(?=a)){1}\w|."]
+)
+def test_a_repeated_lookaround_is_refused_as_tiktoken_refuses_it(pattern):
+    """tiktoken's engine refuses a quantifier on a lookaround ("Target of repeat operator is
+    invalid"); ours repeated the assertion, as `regex` does, and encoded."""
+    ranks = get_encoding("gpt2").mergeable_ranks
+    with pytest.raises(ValueError):
+        tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    with pytest.raises(ValueError, match="a quantifier on a lookaround"):
+        compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+
+
+@pytest.mark.parametrize("pattern", [r"(?:(?=a)\w)+|.", r"((?=a))+\w|.", r"(?:(?=a)|(?=b))+\w|."])
+def test_a_repeated_group_around_a_lookaround_splits_as_in_tiktoken(pattern):
+    ours, theirs = _both(pattern)
+    for text in ("ab ba aab", "bbb a"):
+        assert ours.encode(text) == theirs.encode(text)

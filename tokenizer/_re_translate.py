@@ -155,6 +155,8 @@ class _Translator:
         self.literals: Ranges = []
         self.standin_safe = True
         self.ignorecase = [False]  # one entry per open group
+        self.groups: list[tuple[str, int, int]] = []  # open groups: kind, "(" position, content start
+        self.lookaround_span: tuple[int, int] | None = None  # the last group that is only a lookaround
 
     def error(self, reason: str) -> ValueError:
         return invalid_pattern(self.pattern, f"{reason} (at position {self.pos}; re engine)")
@@ -182,7 +184,7 @@ class _Translator:
         elif ch == ")":
             if len(self.ignorecase) > 1:
                 self.ignorecase.pop()
-            self.emit(ch)
+            self.close_group()
         elif ch == "{":
             self.brace()
         elif ch == "$" and self.flavour == TIKTOKEN:
@@ -414,6 +416,7 @@ class _Translator:
                 self.advance_emit(flags.end(), flags.group())
                 return
             self.ignorecase.append(ignorecase)
+            self.groups.append(("plain", i, i + flags.end()))
             self.advance_emit(flags.end(), flags.group())
             return
         if p.startswith("(?#", i):  # comment: copy through the closing parenthesis
@@ -426,9 +429,33 @@ class _Translator:
         named = re.match(r"\(\?P?<(?![=!])[^>]*>|\(\?P=[^)]*|\(\?[:=!>]|\(\?<[=!]|\(\?\(\w*\)|\(\?|\(", p[i:])
         self.ignorecase.append(ignorecase)
         group = named.group()
+        kind = "look" if re.fullmatch(r"\(\?<?[=!]", group) else "plain" if group == "(?:" else "other"
+        self.groups.append((kind, i, i + named.end()))
         if re.match(r"\(\?<[^=!]", group):  # (?<name>: re before 3.12 wants (?P<name>
             group = "(?P<" + group[3:]
         self.advance_emit(named.end(), group)
+
+    def close_group(self) -> None:
+        """Emit the `)` at self.pos; tiktoken's engine refuses a quantifier on a lookaround.
+
+        fancy-regex: "Target of repeat operator is invalid" for (?=a)+, (?!a){2}, (?:(?<=a))?,
+        where `regex` and re repeat the assertion. A group that holds only a lookaround is one.
+        """
+        if self.groups:
+            kind, opened, content = self.groups.pop()
+            only_lookaround = kind == "look" or (
+                kind == "plain" and self.lookaround_span == (content, self.pos)
+            )
+            self.lookaround_span = (opened, self.pos + 1) if only_lookaround else None
+        self.emit(")")
+        repeated = self.peek() in ("?", "*", "+") or _QUANTIFIER.match(self.pattern, self.pos)
+        if (
+            self.flavour == TIKTOKEN
+            and repeated
+            and self.lookaround_span
+            and self.lookaround_span[1] == self.pos
+        ):
+            raise self.error("a quantifier on a lookaround, such as (?=a)+ (tiktoken's engine refuses it)")
 
     def brace(self) -> None:
         quantifier = _QUANTIFIER.match(self.pattern, self.pos)
