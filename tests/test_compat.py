@@ -733,7 +733,15 @@ def test_word_edges_tiktoken_refuses_are_refused(pattern):
 
 
 @pytest.mark.parametrize(
-    "pattern", [r"(?=a)+\w|.", r"(?!a){2}\w|.", r"(?<=a)?\w|.", r"(?<!a)*\w|.", r"(?:(?=a)){1}\w|."]
+    "pattern",
+    [
+        r"(?=a)+\w|.",
+        r"(?!a){2}\w|.",
+        r"(?<=a)?\w|.",
+        r"(?<!a)*\w|.",
+        r"(?:(?=a)){1}\w|.",
+        r"(?i:(?#note)(?=a)(?#note)){3,}+\w|.",
+    ],
 )
 def test_a_repeated_lookaround_is_refused_as_tiktoken_refuses_it(pattern):
     """tiktoken's engine refuses a quantifier on a lookaround ("Target of repeat operator is

@@ -126,6 +126,7 @@ def _normalize_property_name(name: str) -> str:
 _IGNORECASE_I = {"i": r"(?-i:[iI\u0130])", "I": r"(?-i:[iI\u0131])"}
 _SIMPLE_ESCAPES = {"a": 7, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 _QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
+_COMMENTS = re.compile(r"(?:\(\?#[^)]*\))*")  # (?#...) comments, none or more
 _FUZZY_START = re.compile(r"\d*[deis]|\d+<")  # how a brace `regex` reads as fuzzy begins
 _RUST_ESCAPES = "zehHNxuU"  # escapes tiktoken's engine reads otherwise than regex (read_rust_escape)
 _HEX_DIGIT = [(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)]  # fancy-regex's \h
@@ -443,9 +444,7 @@ class _Translator:
         """
         if self.groups:
             kind, opened, content = self.groups.pop()
-            only_lookaround = kind == "look" or (
-                kind == "plain" and self.lookaround_span == (content, self.pos)
-            )
+            only_lookaround = kind == "look" or (kind == "plain" and self.holds_only_lookaround(content))
             self.lookaround_span = (opened, self.pos + 1) if only_lookaround else None
         self.emit(")")
         repeated = self.peek() in ("?", "*", "+") or _QUANTIFIER.match(self.pattern, self.pos)
@@ -456,6 +455,13 @@ class _Translator:
             and self.lookaround_span[1] == self.pos
         ):
             raise self.error("a quantifier on a lookaround, such as (?=a)+ (tiktoken's engine refuses it)")
+
+    def holds_only_lookaround(self, content: int) -> bool:
+        """Whether the group content from `content` to self.pos is a lookaround, comments aside."""
+        if self.lookaround_span is None:
+            return False
+        start, end = self.lookaround_span
+        return all(_COMMENTS.fullmatch(self.pattern, a, b) for a, b in ((content, start), (end, self.pos)))
 
     def brace(self) -> None:
         quantifier = _QUANTIFIER.match(self.pattern, self.pos)
