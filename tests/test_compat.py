@@ -758,3 +758,16 @@ def test_a_repeated_group_around_a_lookaround_splits_as_in_tiktoken(pattern):
     ours, theirs = _both(pattern)
     for text in ("ab ba aab", "bbb a"):
         assert ours.encode(text) == theirs.encode(text)
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"\p{L&}+|.", r"[\P{gc=L&}]+|.", r"\p{Surrogate}|.", r"[^\p{Surrogate}]+|."]
+)
+def test_category_names_tiktoken_does_not_know_are_refused(pattern):
+    """tiktoken's Rust regex knows no general category 'L&' or 'Surrogate' (it takes LC and Cs);
+    ours took the `regex` package's aliases and encoded."""
+    ranks = get_encoding("gpt2").mergeable_ranks
+    with pytest.raises(ValueError):
+        tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    with pytest.raises(ValueError, match="tiktoken's engine has no property"):
+        compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})

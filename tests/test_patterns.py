@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import CORPORA
-from tokenizer import _re_split, _re_translate, _unicode, patterns
+from tokenizer import _re_empty, _re_split, _unicode, patterns
 from tokenizer.patterns import PATTERNS, REGEX, TIKTOKEN, compile_pattern, resolve_pattern
 
 REPO = Path(__file__).resolve().parent.parent
@@ -273,7 +273,7 @@ def test_pattern_that_can_match_empty_is_rejected(pattern, engine):
 
 def test_named_patterns_cannot_match_empty():
     for pattern in PATTERNS.values():
-        assert not _re_translate.can_match_empty(patterns.translate(pattern, unicode=TIKTOKEN).source)
+        assert not _re_empty.can_match_empty(patterns.translate(pattern, unicode=TIKTOKEN).source)
 
 
 @pytest.mark.parametrize("engine", ["re", "regex"])

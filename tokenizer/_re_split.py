@@ -15,7 +15,8 @@ import functools
 import itertools
 import re
 
-from ._re_translate import EMPTY_MATCH_REASON, can_match_empty, invalid_pattern, translate
+from ._re_empty import EMPTY_MATCH_REASON, can_match_empty
+from ._re_translate import invalid_pattern, translate
 from ._unicode import BMP_END, Ranges, parse_ranges, unicode_tables
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")

@@ -20,8 +20,6 @@ import functools
 import re
 import unicodedata
 from dataclasses import dataclass
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parser  # type: ignore[attr-defined]
 
 from ._re_rust import read_digit_escape, read_word_edge
 from ._unicode import (
@@ -42,47 +40,6 @@ from ._unicode import (
 
 def invalid_pattern(pattern: str, reason: object) -> ValueError:
     return ValueError(f"invalid split pattern {pattern!r}: {reason}")
-
-
-EMPTY_MATCH_REASON = "it can match the empty string, which would make empty chunks"
-
-
-def can_match_empty(re_source: str) -> bool:
-    """Whether an `re` pattern can match "" somewhere (assertions are assumed to pass)."""
-    return _nullable(sre_parser.parse(re_source))
-
-
-_ONE_CHAR_OPS = {
-    sre_constants.LITERAL,
-    sre_constants.NOT_LITERAL,
-    sre_constants.ANY,
-    sre_constants.IN,
-    sre_constants.RANGE,
-    sre_constants.CATEGORY,
-}
-_REPEAT_OPS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT}
-
-
-def _nullable(items) -> bool:
-    return all(_item_nullable(op, arg) for op, arg in items)
-
-
-def _item_nullable(op, arg) -> bool:
-    if op in _ONE_CHAR_OPS:
-        return False
-    if op in _REPEAT_OPS:
-        low, _high, item = arg
-        return low == 0 or _nullable(item)
-    if op is sre_constants.SUBPATTERN:
-        return _nullable(arg[-1])
-    if op is sre_constants.ATOMIC_GROUP:
-        return _nullable(arg)
-    if op is sre_constants.BRANCH:
-        return any(_nullable(branch) for branch in arg[1])
-    if op is sre_constants.GROUPREF_EXISTS:
-        _group, yes, no = arg
-        return _nullable(yes) or no is None or _nullable(no)
-    return True  # anchors, lookarounds, backreferences: zero-width or possibly empty
 
 
 def _escape_code_point(cp: int) -> str:
@@ -136,6 +93,8 @@ _PROPERTY_HINT = (  # binary properties and Script_Extensions have no tables her
     ": use general categories such as \\p{L} or \\p{Lu}, scripts by long name such as \\p{Han} or "
     "\\p{Greek}, or code points as a class such as [\\u4e00-\\u9fff]"
 )
+# general category aliases of the tables that Rust's regex (tiktoken's engine) does not know
+_NOT_RUST_CATEGORIES = frozenset({"L&", "SURROGATE"})
 _RUST_PROPERTIES = {"ANY": [(0, MAX_CODE_POINT)], "ASCII": [(0, 0x7F)]}  # \p{Any}, \p{ASCII}
 
 
@@ -377,6 +336,8 @@ class _Translator:
         key, sep, value = (
             re.split(r"([=:])", name, maxsplit=1) if re.search(r"[=:]", name) else ("", "", name)
         )
+        if self.flavour == TIKTOKEN and _normalize_property_name(value) in _NOT_RUST_CATEGORIES:
+            raise self.error(f"tiktoken's engine has no property {name!r}{_PROPERTY_HINT}")
         special = _RUST_PROPERTIES.get(_normalize_property_name(name)) if self.flavour == TIKTOKEN else None
         if special is not None:
             if special is _RUST_PROPERTIES["ASCII"]:  # literals: the astral stand-ins must not be ASCII

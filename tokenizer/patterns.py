@@ -25,8 +25,9 @@ import os
 import re
 from typing import Protocol
 
+from ._re_empty import EMPTY_MATCH_REASON, can_match_empty
 from ._re_split import ReSplitter
-from ._re_translate import EMPTY_MATCH_REASON, can_match_empty, invalid_pattern, translate
+from ._re_translate import invalid_pattern, translate
 from ._unicode import REGEX, TIKTOKEN, UNICODE_FLAVOURS, unicode_tables, unicode_version
 
 __all__ = [  # what this module defines, and the re translation's public names, importable from here

@@ -36,7 +36,8 @@ from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
 
 from . import _re_probe
-from ._re_translate import EMPTY_MATCH_REASON, translate
+from ._re_empty import EMPTY_MATCH_REASON
+from ._re_translate import translate
 from .patterns import (
     NO_SPLIT,
     PATTERN_NAMES,
