@@ -458,3 +458,13 @@ def test_a_brace_regex_reads_as_fuzzy_is_refused_by_re(pattern, text):
         pass
     with pytest.raises(ValueError, match="fuzzy"):
         compile_pattern(pattern, engine="re", unicode="regex")
+
+
+@pytest.mark.parametrize("pattern", [r"\pl+|.", r"\Pn|.", r"[\pl]+|.", r"a\pu|."])
+def test_a_lowercase_one_letter_property_is_literal_text_as_in_regex(pattern):
+    """`regex` reads \\pX as a property only for X in CLMNPSZ: '\\pl' is the text "pl". The re
+    translation read it as \\p{L} and split every letter apart."""
+    text = "apple Pnut pu lp"
+    assert compile_pattern(pattern, engine="re", unicode="regex").findall(text) == regex.findall(
+        pattern, text
+    )

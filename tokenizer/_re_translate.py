@@ -317,8 +317,14 @@ class _Translator:
             raise self.error(f"\\{c}{{{digits}}} is not a Unicode scalar value")
         return "char", cp, end + 1 - i
 
-    def read_property(self, negated: bool) -> tuple[str, Ranges, int]:
+    def read_property(self, negated: bool) -> tuple[str, Ranges | int, int]:
         p, i = self.pattern, self.pos
+        if (
+            self.flavour != TIKTOKEN
+            and not p.startswith("{", i + 2)
+            and p[i + 2 : i + 3] not in tuple("CLMNPSZ")
+        ):
+            return "char", ord(p[i + 1]), 2  # `regex`: \pl is no property but the text "pl"
         if self.ignorecase[-1]:
             raise self.error("case-insensitive \\p{..} classes differ between re and regex")
         if p.startswith("{", i + 2):
