@@ -468,3 +468,14 @@ def test_a_lowercase_one_letter_property_is_literal_text_as_in_regex(pattern):
     assert compile_pattern(pattern, engine="re", unicode="regex").findall(text) == regex.findall(
         pattern, text
     )
+
+
+@pytest.mark.parametrize(
+    "pattern", ["(?R)|.", "(?R)(c)", r"(a|b(?1))", r"(?P<n>a|b(?&n))", r"(?P<n>a(?P>n)?)"]
+)
+@pytest.mark.parametrize("engine", ["re", "regex"])
+def test_a_recursive_pattern_is_a_value_error(pattern, engine):
+    """engine="regex" raised MemoryError on '(?R)|.' (from `regex` itself, while checking for
+    empty matches), and took '(?R)(c)', whose findall("abc") then raised MemoryError."""
+    with pytest.raises(ValueError, match="recursion|invalid split pattern"):
+        compile_pattern(pattern, engine=engine, unicode="regex")

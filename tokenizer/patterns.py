@@ -290,6 +290,13 @@ def _compile_with_regex(pattern: str) -> Splitter:
         raise invalid_pattern(pattern, e) from None
     if pattern in PATTERNS.values():
         return compiled  # known never to match "" (tests/test_patterns.py checks it)
+    call = _recursive_call(pattern)
+    if call:
+        raise invalid_pattern(
+            pattern,
+            f"recursion ({call}) is not supported: the regex package can run out of memory on it "
+            "while splitting (a MemoryError on some text), and the re engine has none",
+        )
     try:  # decide emptiness on the re translation where there is one, so both engines agree
         can_be_empty = can_match_empty(translate(pattern, bmp_only=True, unicode=REGEX).skeleton)
     except (ValueError, re.error):
@@ -299,6 +306,16 @@ def _compile_with_regex(pattern: str) -> Splitter:
     if can_be_empty:
         raise invalid_pattern(pattern, EMPTY_MATCH_REASON)
     return compiled
+
+
+# a recursive call of `regex` ((?R), (?1), (?-1), (?&name), (?P>name)) outside a class; escapes
+# and classes are skipped whole (a class that ends early only makes more of the pattern scanned)
+_RECURSION_CALL = re.compile(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]?|(\(\?(?:R|[+-]?\d+|&\w+|P>\w+)\))", re.DOTALL)
+
+
+def _recursive_call(pattern: str) -> str | None:
+    """The first recursive call in a `regex` pattern, if any."""
+    return next((m.group(1) for m in _RECURSION_CALL.finditer(pattern) if m.group(1)), None)
 
 
 _EMPTY_MATCH_PROBE = "Hi, DON'T 'll 42 \u0661\u0662 \t\r\n  x\xa0y \u4e16\u754c \U0001f642\u200d! _-+"
