@@ -81,6 +81,8 @@ def _normalize_property_name(name: str) -> str:
 
 # i and I are the only ASCII letters whose case-insensitive matches differ (dotted/dotless I).
 _IGNORECASE_I = {"i": r"(?-i:[iI\u0130])", "I": r"(?-i:[iI\u0131])"}
+# tiktoken's engine folds by Unicode's simple case folding alone: i and I only match each other
+_RUST_IGNORECASE_I = {"i": "(?-i:[iI])", "I": "(?-i:[iI])"}
 _SIMPLE_ESCAPES = {"a": 7, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 _QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
 _COMMENTS = re.compile(r"(?:\(\?#[^)]*\))*")  # (?#...) comments, none or more
@@ -172,7 +174,9 @@ class _Translator:
         """A single literal code point outside a class, spelled with `consumed` pattern chars."""
         self.note_literal(cp, cp)
         if self.ignorecase[-1] and chr(cp) in _IGNORECASE_I:
-            self.advance_emit(consumed, _IGNORECASE_I[chr(cp)])
+            self.advance_emit(
+                consumed, (_RUST_IGNORECASE_I if self.flavour == TIKTOKEN else _IGNORECASE_I)[chr(cp)]
+            )
         elif chr(cp).isascii() and chr(cp).isalnum():
             self.advance_emit(consumed, chr(cp))
         else:
@@ -508,9 +512,12 @@ class _Translator:
         """The char re's case-insensitive class matches but regex's doesn't, if any.
 
         With i but not I in a class, re also matches dotless ı; with I but not i, dotted İ
-        (regex follows simple case folding). Other ASCII letters agree.
+        (regex follows simple case folding). Other ASCII letters agree. tiktoken's engine matches
+        neither İ nor ı for i or I.
         """
         present = "".join(c for c in "iI\u0131\u0130" if any(a <= ord(c) <= b for a, b in ranges))
+        if self.flavour == TIKTOKEN and ("i" in present or "I" in present):
+            return "[\u0130\u0131]"
         if present in ("i", "i\u0130"):
             return "\\u0131"
         if present in ("I", "I\u0131"):
