@@ -479,3 +479,14 @@ def test_a_recursive_pattern_is_a_value_error(pattern, engine):
     empty matches), and took '(?R)(c)', whose findall("abc") then raised MemoryError."""
     with pytest.raises(ValueError, match="recursion|invalid split pattern"):
         compile_pattern(pattern, engine=engine, unicode="regex")
+
+
+@pytest.mark.parametrize("pattern", [r"[^\s\S]|x", r"[^]|[\s\S]", r"[^\d\P{Nd}]|x", r"[^\p{L}\P{L}a]|x"])
+def test_a_negated_class_of_every_character_is_refused_by_re(pattern):
+    """The regex package matches every character with '[^\\s\\S]' (a property and its complement
+    in a negated class), re none: '[^]|[\\s\\S]' split everything apart under regex and gave
+    nothing under the re translation."""
+    text = "ab x 1é\n中"
+    assert regex.findall(pattern, text) == list(text)
+    with pytest.raises(ValueError, match="negated class of every character"):
+        compile_pattern(pattern, engine="re", unicode="regex")

@@ -494,6 +494,11 @@ class _Translator:
                 self.note_literal(low, low)
                 ranges.append((low, low))
         ranges = merge_ranges(ranges)
+        if negated and self.flavour != TIKTOKEN and ranges == [(0, MAX_CODE_POINT)]:
+            raise self.error(  # `regex` reads \s\S (X and not X) in [^..] as any character
+                "a negated class of every character, such as [^\\s\\S], matches every character in the "
+                "regex package and none in re: write [\\s\\S] for any character, or drop it"
+            )
         overmatched = self.dotted_dotless_fix(ranges) if self.ignorecase[-1] else None
         if self.bmp_only:
             ranges = _clip_to_bmp(ranges)
