@@ -783,3 +783,14 @@ def test_case_insensitive_i_matches_as_in_tiktoken(pattern):
     ours, theirs = _both(pattern)
     for text in ("İı iI", "ıIi İiI hij", "Kk\u212a ſs"):
         assert ours.encode(text) == theirs.encode(text)
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"(?i)[\s\S]", r"(?is)9{2}|[\s\S]", r"(?i)[\S]+", r"(?i)[^\d]+", r"(?i)[^I\d]+", r"(?i)[\H]+"]
+)
+def test_case_insensitive_classes_holding_dotted_and_dotless_i_match_as_in_tiktoken(pattern):
+    """'(?is)9{2}|[\\s\\S]' dropped 'İ' and 'ı' (the fix for (?i)i took them out of every
+    case-insensitive class that holds i, even one that holds them too)."""
+    ours, theirs = _both(pattern)
+    for text in ("İı iI", "Kk ſ İı iI iİı hH 12"):
+        assert ours.encode(text) == theirs.encode(text)

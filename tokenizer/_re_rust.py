@@ -71,3 +71,24 @@ def read_word_edge(pattern: str, i: int, error: Callable[[str], ValueError]) -> 
         f"\\{c}{{{name}...}} is no assertion of tiktoken's engine: use \\b{{start}}, \\b{{end}}, "
         f"\\b{{start-half}} or \\b{{end-half}}, or a count such as \\b{{2}}"
     )
+
+
+_DOTTED_DOTLESS = "iI\u0130\u0131"
+
+
+def dotted_dotless_as_rust(ranges: list[tuple[int, int]], negated: bool) -> str | None:
+    """The i, I, İ, ı a case-insensitive class matches in tiktoken's engine, as an `re` alternative
+    ("(?-i:[..])|", or "" for none); None when the class holds none of them (re agrees then).
+
+    Rust folds by Unicode's simple case folding: i and I match each other, İ and ı only
+    themselves. re's case-insensitive class also matches İ for i and ı for I (and i for İ), so
+    the caller matches these four exactly with this and leaves the rest of the class to re.
+    """
+    present = {c for c in _DOTTED_DOTLESS if any(a <= ord(c) <= b for a, b in ranges)}
+    if not present:
+        return None
+    matched = present | ({"i", "I"} if present & {"i", "I"} else set())
+    if negated:
+        matched = set(_DOTTED_DOTLESS) - matched
+    chars = "".join(f"\\u{ord(c):04x}" for c in _DOTTED_DOTLESS if c in matched)
+    return f"(?-i:[{chars}])|" if chars else ""

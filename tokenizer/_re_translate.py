@@ -21,7 +21,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ._re_rust import read_digit_escape, read_word_edge
+from ._re_rust import dotted_dotless_as_rust, read_digit_escape, read_word_edge
 from ._unicode import (
     BMP_END,
     MAX_CODE_POINT,
@@ -499,7 +499,9 @@ class _Translator:
                 "a negated class of every character, such as [^\\s\\S], matches every character in the "
                 "regex package and none in re: write [\\s\\S] for any character, or drop it"
             )
-        overmatched = self.dotted_dotless_fix(ranges) if self.ignorecase[-1] else None
+        rust_ignorecase = self.ignorecase[-1] and self.flavour == TIKTOKEN
+        overmatched = self.dotted_dotless_fix(ranges) if self.ignorecase[-1] and not rust_ignorecase else None
+        dotted_dotless = dotted_dotless_as_rust(ranges, negated) if rust_ignorecase else None
         if self.bmp_only:
             ranges = _clip_to_bmp(ranges)
         if not ranges:
@@ -511,18 +513,17 @@ class _Translator:
             body = f"(?:(?-i:{overmatched})|{body})"
         elif overmatched:
             body = f"(?:(?-i:(?!{overmatched})){body})"
+        if dotted_dotless is not None:  # i, I, İ and ı as tiktoken's engine matches them, the rest as re does
+            body = f"(?:{dotted_dotless}(?-i:(?![iI\u0130\u0131])){body})"
         self.advance_emit(0, body, "[\\x00]")
 
     def dotted_dotless_fix(self, ranges: Ranges) -> str | None:
         """The char re's case-insensitive class matches but regex's doesn't, if any.
 
         With i but not I in a class, re also matches dotless ı; with I but not i, dotted İ
-        (regex follows simple case folding). Other ASCII letters agree. tiktoken's engine matches
-        neither İ nor ı for i or I.
+        (regex follows simple case folding). Other ASCII letters agree.
         """
         present = "".join(c for c in "iI\u0131\u0130" if any(a <= ord(c) <= b for a, b in ranges))
-        if self.flavour == TIKTOKEN and ("i" in present or "I" in present):
-            return "[\u0130\u0131]"
         if present in ("i", "i\u0130"):
             return "\\u0131"
         if present in ("I", "I\u0131"):
