@@ -490,3 +490,14 @@ def test_a_negated_class_of_every_character_is_refused_by_re(pattern):
     assert regex.findall(pattern, text) == list(text)
     with pytest.raises(ValueError, match="negated class of every character"):
         compile_pattern(pattern, engine="re", unicode="regex")
+
+
+@pytest.mark.parametrize("engine", ["re", "regex"])
+@pytest.mark.parametrize(
+    "pattern", [r"\N{LATIN CAPITAL LETTER A WITH MACRON AND GRAVE}|.", r"[\N{KEYCAP NUMBER SIGN}]|."]
+)
+def test_a_named_sequence_is_a_value_error(pattern, engine):
+    """\\N{..} naming a sequence of characters raised TypeError (ord() of two characters) in the
+    re translation, and the regex package raises TypeError on it too."""
+    with pytest.raises(ValueError, match="invalid split pattern"):
+        compile_pattern(pattern, engine=engine, unicode="regex")

@@ -272,9 +272,12 @@ class _Translator:
         if c == "N" and p.startswith("{", i + 2) and "}" in p[i + 3 :]:
             end = p.index("}", i + 3)
             try:
-                return "char", ord(unicodedata.lookup(p[i + 3 : end])), end + 1 - i
+                named = unicodedata.lookup(p[i + 3 : end])
             except KeyError:
                 raise self.error(f"unknown character name {p[i + 3 : end]!r}") from None
+            if len(named) != 1:  # a named sequence, such as "LATIN CAPITAL LETTER A WITH MACRON AND GRAVE"
+                raise self.error(f"{p[i + 3 : end]!r} names {len(named)} characters; \\N{{...}} takes one")
+            return "char", ord(named), end + 1 - i
         if c in "0123456789" and self.flavour == TIKTOKEN:
             return read_digit_escape(p, i, self.error)
         if c == "0":

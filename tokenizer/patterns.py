@@ -288,6 +288,8 @@ def _compile_with_regex(pattern: str) -> Splitter:
         compiled = regex.compile(pattern)
     except regex.error as e:
         raise invalid_pattern(pattern, e) from None
+    except (TypeError, ValueError, OverflowError, RecursionError, MemoryError) as e:  # regex's own bugs:
+        raise invalid_pattern(pattern, e) from None  # \N{named sequence} is a TypeError there
     if pattern in PATTERNS.values():
         return compiled  # known never to match "" (tests/test_patterns.py checks it)
     call = _recursive_call(pattern)
