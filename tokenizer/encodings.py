@@ -111,7 +111,7 @@ def encoding_from_npm_json(name: str, obj: dict[str, Any]) -> Tokenizer:
 
 
 # ----- binary blob --------------------------------------------------------------------
-# MAGIC | u32 header length | header JSON | u16 token lengths (LE) | token bytes
+# BLOB_MAGIC | u32 header length | header JSON | u16 token lengths (LE) | token bytes
 # Header: name, pattern, special_tokens, segments [[first_rank, count], ...] (ranks have gaps).
 
 
