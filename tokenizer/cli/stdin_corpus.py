@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from ..streaming import not_utf8
 from .common import STDIO, check_stdin
 
-COPY_BLOCK = 1 << 20  # bytes per read: 1 MiB, the block size counting streams files in
+COPY_BLOCK = 1 << 20  # bytes per read (1 MiB): few calls, and never the whole of stdin in memory
 
 
 @contextlib.contextmanager
