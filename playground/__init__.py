@@ -8,7 +8,8 @@ back through a pipe and is streamed to the page as Server-Sent Events.
 Where things are: config.py (settings and limits), security.py (Host/Origin checks, headers),
 errors.py (JSON errors), one blueprint per concern: static.py (the page), tokenizers.py
 (/api/health, /api/tokenizers), train.py (POST /api/train, with the form checks in forms.py),
-jobs_api.py (/api/jobs); jobs.py (the queue, no HTTP) and job_process.py (the training child).
+jobs_api.py (/api/jobs); formparser.py (the train body's bounded parser), serving.py (the socket
+server, with its timeouts); jobs.py (the queue, no HTTP) and job_process.py (the training child).
 server.py at the top of the repository is the command line that runs it.
 
 HTTP API (JSON; errors are `{"error": "..."}` with a 4xx status):
