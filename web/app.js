@@ -13,6 +13,10 @@
 //   result.js         a panel's ids and token lengths, patched in place after an edit
 //   format.js         whitespace glyphs, hex, labels: shared with the Learn view
 //   dom.js            el(), the one way the modules build elements
+//   utf16.js          surrogates: UTF-16 offsets against code points (textbox.js, worker.js)
+// The worker's own: worker.js, and bpe-merge.js (its batch merge in JavaScript). Mounted below
+// when the build has them: train.js (with train-saved.js, the server's stored list), learn.js,
+// analysis.js (with analysis-ui.js, audit-view.js, stats-view.js, charts.js, vocab-diff-view.js).
 //
 // Integration contract for the training panel (web/train.js) and the Learn view (web/learn.js):
 //   after boot, if manifest.json lists train.js, this module imports it and calls
