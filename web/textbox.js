@@ -19,7 +19,7 @@
 // The window. Chromium's own textarea is slow on megabytes (measured, a bare textarea holding
 // 5 MB: 0.4-0.9 s of layout and paint per keystroke, before any tokens). Above LIVE_MAX
 // characters the textarea holds WINDOW characters of the text around the caret, the whole text
-// lives here; a change of the box is an edit at windowStart + its offset. Moving the caret (or
+// lives here; a change of the box is an edit at boxStart + its offset. Moving the caret (or
 // scrolling) near an edge of the box moves the window. Selecting all the box holds and typing,
 // pasting or deleting replaces the whole text, as select-all would in any editor. A script
 // that sets the box's value and sends a plain `input` Event (not an InputEvent) replaces the
