@@ -217,7 +217,7 @@ def train(
     tie_break: "first" (minbpe's merges) or "lexical" (rustbpe's). Training stops early,
     and says so in metadata, when the best pair occurs fewer than min_frequency times.
     progress(phase, done, total, rate, eta) is called for phases "count" and "merge";
-    trace(step_info) once per merge (see _heap._HeapTrainer.trace_step).
+    trace(step_info) once per merge (see _heap_trace.TraceView.trace_step).
     pattern: a pattern name (default gpt4; see split_pattern); regex: a custom split regex
     instead (checked; a warning names the share of a text corpus it would drop).
     """

@@ -23,7 +23,7 @@ Payload (JSON):
   instead of a rendering per step (`render` below is the same rule in Python).
 
 `{action: "render", step: k}` returns the tokens at step k instead (for tests and callers
-without a JS side). The trace ranks every live pair at every step (train.py's trace_step),
+without a JS side). The trace ranks every live pair at every step (_heap_trace.TraceView.trace_step),
 so byte-level runs are capped at TRACE_BUDGET (distinct chunk bytes x merges); the
 response says when the cap applied.
 """
