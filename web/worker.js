@@ -10,6 +10,7 @@
 // the reference encodings are blobs fetched lazily, one per encoding, the first time it is used.
 //
 // Protocol (main thread -> worker): {id, op, ...}; reply {id, ok: true, ...} or {id, ok: false, error}.
+//   prepare {name}            -> info: the encoding loaded (its blob fetched) if it was not yet
 //   encode {name, text}       -> ids: Int32Array, lens: Int32Array (bytes per token), bytes: Uint8Array
 //                                (all tokens' bytes, concatenated), ms (time in Python)
 //   encode_edit {name, key, text, base, special?} -> start, removed, full, serial, ids, lens, bytes, ms: a
@@ -23,12 +24,15 @@
 //   split  {name, text}       -> lens: Int32Array (bytes per regex chunk), bytes: Uint8Array
 //   decode {name, ids}        -> ids, lens, bytes (per token, as encode), text; ids: an Int32Array or
 //                                an array of integers (anything else, or an unknown id, is refused)
-//   load   {tiktoken, json, hf, filename, tiktokenName?} -> info of the new tokenizer (a user's file;
-//                                see load_user: filename names the .json or the one file in messages)
+//   load   {tiktoken, json, hf, filename, tiktokenName?, forceName?} -> info of the new tokenizer (a
+//                                user's file; see load_user: filename names the .json or the one file
+//                                in messages; forceName, a tokenizer the server trained, replaces one
+//                                of that name)
 //   info   {name}             -> info: {name, n_vocab, pattern, pattern_regex, special_tokens, ...}
-//   merges {name, tokenId}    -> tree: the merge tree of one token (nested {id, bytes, left, right})
+//   merges {name, tokenId}    -> tree: the merge tree of one token (nested {id, bytes, rank, left, right})
 //   merge_list {name, query, offset, limit} -> rows of [rank, left, right, bytes]
-//   bench_load {name, format, url} -> {fetch_ms, parse_ms}: load an encoding from JSON/.tiktoken/blob
+//   bench_load {encoding, format, url} -> {fetch_ms, parse_ms, n, bytes}: load an encoding from
+//                                JSON/.tiktoken/blob (n: its ranks; bytes: the file's size)
 //   prefetch {names}          -> no reply: start downloading these encodings' blobs
 //   learn {request}           -> tokenizer.web.learn.handle(request): step-through training for the Learn view
 //   learn_adopt {request}     -> info of a tokenizer made from a Learn result (joins the comparison)
