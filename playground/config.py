@@ -26,8 +26,9 @@ DEFAULTS: dict[str, Any] = {
     "MAX_TEXT_BYTES": 16 * 1024 * 1024,  # bytes: the `text` form field (held in memory; files are not)
     # bytes: every other form field (name, regex, special_tokens, ...). The largest real one,
     # special_tokens, is at most 256 tokens x 256 characters: 256 KB as UTF-8 JSON, 384 KB as
-    # \uXXXX escapes of BMP characters, but 768 KB if astral ones are escaped (two \u each).
-    "MAX_FIELD_BYTES": 512 * 1024,
+    # \uXXXX escapes of BMP characters, 768 KB (+1 KB of quotes and commas) as Python's
+    # json.dumps writes astral ones (two \u escapes each, 12 bytes a character): 1 MB holds it.
+    "MAX_FIELD_BYTES": 1024 * 1024,
     # tokens: above GPT-2's 50257, the whole 16-bit id space; a pure-Python merge loop past
     # that on a 200 MB upload takes longer than anyone waits at a page. Raise it if you need.
     "MAX_VOCAB": 65536,
