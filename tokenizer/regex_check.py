@@ -85,6 +85,13 @@ MAX_PAIR_LITERALS = 16  # literal characters whose pairs are tried: at most 240 
 # \p{L}+|\p{N}+|\s+|\S) take 0.003-0.09 s for all of them.
 LONG_PROBE_CHARS = 20_000
 LONG_PROBE_SECONDS = 1.0
+# Runs of one kind miss a repeat over two kinds: \w+(?:\s\w+)*\. (a sentence) takes a run of
+# letters or of spaces whole, but on "a a a ..." (prose with no full stop) every start scans the
+# rest of the sentence and fails: 1.6 s for 5,000 characters in re, hours for a 1 MB text. So the
+# long runs also alternate kinds (a word and a space, a letter and punctuation, digits and a comma,
+# a line of spaces), and pair the regex's first few literal characters as the short probes do.
+LONG_MIXED_UNITS = ("a ", "word ", "a.", "1,", "a-b ", " \n")
+MAX_LONG_PAIR_LITERALS = 4  # 12 pairs of 20,000 characters: ~1 ms each for a linear regex
 # seconds for matching the sample (the built-in patterns take ~0.015 s on MAX_SAMPLE_CHARS): a
 # regex that needs longer backtracks on this text, and the whole corpus would take forever.
 SAMPLE_SECONDS = 5.0
@@ -360,12 +367,26 @@ def _check_backtracking(source: str, splitter) -> None:
     if overrun is not None:
         engine = " in Python's re (the engine the page's encoder runs)"
         raise _backtracks(source, units[overrun], engine, RE_PROBE_SECONDS)
+    _check_long_runs(source, splitter, tail, _long_units(literals))
+
+
+def _long_units(literals: list[str]) -> list[str]:
+    """What the long runs repeat: each kind of character, a few alternations of kinds, and the
+    pairs of the regex's first literal characters."""
+    few = literals[:MAX_LONG_PAIR_LITERALS]
+    pairs = [a + b for a in few for b in few if a != b]
+    return list(dict.fromkeys([*PROBE_KINDS, *LONG_MIXED_UNITS, *pairs]))
+
+
+def _check_long_runs(source: str, splitter, tail: str, units: list[str]) -> None:
+    """Polynomial backtracking: every unit repeated to LONG_PROBE_CHARS, within LONG_PROBE_SECONDS
+    of CPU for all of them."""
     budget = _CpuBudget(LONG_PROBE_SECONDS)
     spent: dict[str, float] = {}  # the slowest run is named, not the one the budget ran out on
-    for unit in PROBE_KINDS:
+    for unit in units:
         before = budget.left
-        done = budget.findall(splitter, unit * LONG_PROBE_CHARS + tail)
-        spent[unit] = before - budget.left
+        done = budget.findall(splitter, unit * (LONG_PROBE_CHARS // len(unit)) + tail)
+        spent[unit] = before - budget.left if done is not None else before  # a timeout used all that was left
         if done is None:
             raise _grows(source, max(spent, key=spent.__getitem__))
 
@@ -381,10 +402,15 @@ def _backtracks(source: str, unit: str, engine: str = "", seconds: float = PROBE
 
 
 def _grows(source: str, unit: str) -> ValueError:
+    run = (
+        f"{LONG_PROBE_CHARS:,} {unit!r} in a row"
+        if len(unit) == 1
+        else f"{unit!r} repeated ({LONG_PROBE_CHARS:,} characters)"
+    )
     return ValueError(
-        f"the split regex {_short(source)} backtracks on long runs: {LONG_PROBE_CHARS:,} {unit!r} in "
-        f"a row took over {LONG_PROBE_SECONDS} s with the other runs probed (the time grows with a "
-        "power of the run's length: a word of 100,000 characters would take minutes). At each start "
+        f"the split regex {_short(source)} backtracks on long runs: {run} took over "
+        f"{LONG_PROBE_SECONDS} s with the other runs probed (the time grows with a "
+        "power of the run's length: a run of 100,000 characters, such as a long word or a sentence, would take minutes). At each start "
         "a repeat scans the rest of the run and fails (\\w*x without an x; \\w*\\w*x tries every "
         "split too), and what matches instead takes one character, so the scan starts over one "
         "character on: let that alternative take the run whole (\\w+ rather than \\w), or drop "
