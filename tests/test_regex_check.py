@@ -190,6 +190,33 @@ def test_ordinary_regexes_pass_every_probe(engine, source):
 
 
 @pytest.mark.parametrize(
+    "source, message",
+    [
+        (r"[ ]*x|\s|\S", r"backtracks on long runs: 20,000 ' ' in a row took over 1.0 s"),
+        (r"[ ]*x|    |\s|\S", r"' ' in a row took [\d.]+ s of CPU at 20,000 characters and .* at 40,000"),
+    ],
+)
+def test_a_quadratic_regex_within_the_long_probes_budget_is_refused(source, message):
+    r"""[ ]*x|\s|\S spent 0.36 s of the long probes' 1.0 s on 20,000 spaces and passed; it took
+    1.4 s on 40,000 and ~15 minutes on 1 MB of spaces (with four spaces taken at a time, 0.09 s,
+    then 2.2 s on 100,000). Doubling the run shows the growth."""
+    if not patterns.regex_importable():
+        pytest.skip("only the regex package can stop a match")
+    with pytest.raises(ValueError, match=message):
+        check_split_regex(source)
+
+
+@pytest.mark.parametrize("source", [*ORDINARY, r"\X"])
+def test_ordinary_regexes_grow_linearly_when_their_runs_are_doubled(monkeypatch, source):
+    r"""The growth check is no false refusal: run on every run over 5 ms (\X: all of them, at
+    ~15 ms each), it passes linear regexes (their time doubles, within 2-3%)."""
+    if not patterns.regex_importable():
+        pytest.skip("only the regex package can stop a match")
+    monkeypatch.setattr(regex_check, "GROWTH_CHECK_SECONDS", 0.005)
+    assert check_split_regex(source) == []
+
+
+@pytest.mark.parametrize(
     "source", [r"\w*x|\w+|\s+|\S", r"\p{L}+|\p{N}+|\s+|\S", r"[a-z]+[0-9]|[a-z]+|\s+|\S"]
 )
 def test_a_repeat_that_fails_once_per_run_passes(source):

@@ -92,6 +92,14 @@ LONG_PROBE_SECONDS = 1.0
 # a line of spaces), and pair the regex's first few literal characters as the short probes do.
 LONG_MIXED_UNITS = ("a ", "word ", "a.", "1,", "a-b ", " \n")
 MAX_LONG_PAIR_LITERALS = 4  # 12 pairs of 20,000 characters: ~1 ms each for a linear regex
+# A quadratic regex with a fast inner loop fits the budget: [ ]*x|\s|\S spent 0.36 s on 20,000
+# spaces, and so passed, but 1.4 s on 40,000 and ~15 minutes on a 1 MB run. Backtracking costs at
+# least ~1 ns a step, so any quadratic run spends over GROWTH_CHECK_SECONDS (CPU) at 20,000
+# characters, where a linear one spends ~1-15 ms: such a run is tried again at twice the length,
+# and refused when its time grows over MAX_GROWTH times (linear doubles it, quadratic quadruples
+# it; the margin absorbs a busy machine's noise in CPU time).
+GROWTH_CHECK_SECONDS = 0.03
+MAX_GROWTH = 3.0
 # seconds for matching the sample (the built-in patterns take ~0.015 s on MAX_SAMPLE_CHARS): a
 # regex that needs longer backtracks on this text, and the whole corpus would take forever.
 SAMPLE_SECONDS = 5.0
@@ -385,10 +393,25 @@ def _check_long_runs(source: str, splitter, tail: str, units: list[str]) -> None
     spent: dict[str, float] = {}  # the slowest run is named, not the one the budget ran out on
     for unit in units:
         before = budget.left
-        done = budget.findall(splitter, unit * (LONG_PROBE_CHARS // len(unit)) + tail)
-        spent[unit] = before - budget.left if done is not None else before  # a timeout used all that was left
-        if done is None:
+        seconds = _long_run(budget, splitter, unit, LONG_PROBE_CHARS, tail)
+        if seconds is not None and seconds > GROWTH_CHECK_SECONDS:
+            doubled = _long_run(budget, splitter, unit, 2 * LONG_PROBE_CHARS, tail)
+            if doubled is not None and doubled > MAX_GROWTH * seconds:
+                raise _grows_faster(source, unit, seconds, doubled)
+            seconds = seconds if doubled is not None else None
+        spent[unit] = before - budget.left
+        if seconds is None:  # the series ran out of its budget, on this run or its doubling
             raise _grows(source, max(spent, key=spent.__getitem__))
+
+
+def _long_run(budget: _CpuBudget, splitter, unit: str, chars: int, tail: str) -> float | None:
+    """CPU seconds the splitter spent on `unit` repeated to `chars` characters, None when the
+    budget ran out first."""
+    before = budget.left
+    if budget.findall(splitter, unit * (chars // len(unit)) + tail) is None:
+        budget.left = 0.0  # a timeout used all that was left
+        return None
+    return before - budget.left
 
 
 def _backtracks(source: str, unit: str, engine: str = "", seconds: float = PROBE_SECONDS) -> ValueError:
@@ -415,6 +438,19 @@ def _grows(source: str, unit: str) -> ValueError:
         "split too), and what matches instead takes one character, so the scan starts over one "
         "character on: let that alternative take the run whole (\\w+ rather than \\w), or drop "
         "the repeat"
+    )
+
+
+def _grows_faster(source: str, unit: str, seconds: float, doubled: float) -> ValueError:
+    run = f"{unit!r} in a row" if len(unit) == 1 else f"{unit!r} repeated"
+    return ValueError(
+        f"the split regex {_short(source)} backtracks on long runs: {run} took {seconds:.2f} s of CPU "
+        f"at {LONG_PROBE_CHARS:,} characters and {doubled:.2f} s at {2 * LONG_PROBE_CHARS:,} (a linear regex "
+        f"takes at most {MAX_GROWTH:g} times as long at twice the length): the time grows with a power "
+        "of the run's length, so a run of 1,000,000 characters would take many minutes. At each start a repeat "
+        "scans the rest of the run and fails ([ ]*x without an x), and what matches instead takes "
+        "one character, so the scan starts over one character on: let that alternative take the "
+        "run whole (\\s+ rather than \\s), or drop the repeat"
     )
 
 
