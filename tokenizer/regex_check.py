@@ -38,6 +38,7 @@ from re import _parser as sre_parser  # type: ignore[attr-defined]
 from . import _re_probe
 from ._re_empty import EMPTY_MATCH_REASON
 from ._re_translate import translate
+from ._re_witness import repeat_witnesses
 from .patterns import (
     NO_SPLIT,
     PATTERN_NAMES,
@@ -375,15 +376,16 @@ def _check_backtracking(source: str, splitter) -> None:
     if overrun is not None:
         engine = " in Python's re (the engine the page's encoder runs)"
         raise _backtracks(source, units[overrun], engine, RE_PROBE_SECONDS)
-    _check_long_runs(source, splitter, tail, _long_units(literals))
+    _check_long_runs(source, splitter, tail, _long_units(source, literals))
 
 
-def _long_units(literals: list[str]) -> list[str]:
-    """What the long runs repeat: each kind of character, a few alternations of kinds, and the
-    pairs of the regex's first literal characters."""
+def _long_units(source: str, literals: list[str]) -> list[str]:
+    """What the long runs repeat: each kind of character, a few alternations of kinds, the
+    pairs of the regex's first literal characters, and what each of its repeats consumes
+    ("foo " for (?:foo )*bar, which splits "foo foo ..." in quadratic time: _re_witness)."""
     few = literals[:MAX_LONG_PAIR_LITERALS]
     pairs = [a + b for a in few for b in few if a != b]
-    return list(dict.fromkeys([*PROBE_KINDS, *LONG_MIXED_UNITS, *pairs]))
+    return list(dict.fromkeys([*PROBE_KINDS, *LONG_MIXED_UNITS, *pairs, *repeat_witnesses(source)]))
 
 
 def _check_long_runs(source: str, splitter, tail: str, units: list[str]) -> None:
