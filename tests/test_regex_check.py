@@ -409,3 +409,18 @@ def test_a_slow_linear_regex_is_not_refused_by_the_growth_check(monkeypatch):
     monkeypatch.setattr(regex_check, "_checked_splitter", lambda *a: _SlowLinear(real(*a)))
     monkeypatch.setattr(regex_check, "GROWTH_CHECK_SECONDS", 0.02)
     assert check_split_regex(r"[^ ]+| +") == []
+
+
+def test_without_the_regex_package_the_child_still_probes(monkeypatch):
+    r"""Under TOKENIZER_NO_REGEX=1 (the stdlib `re` translation runs, and cannot be stopped here)
+    every probe was skipped: (?:a+)+b|\s+|\S passed, then froze the command line on 34 a's. The
+    child process's probe of the short runs needs no `regex`; it refuses it now."""
+    monkeypatch.setattr(patterns, "default_engine", lambda *a, **k: "re")
+    patterns._compile.cache_clear()
+    try:
+        assert not regex_check._can_stop(patterns.compile_pattern(r"\w+|\s+|\S"))  # re: no timeout
+        with pytest.raises(ValueError, match=r"catastrophically in Python's re .*: on 48 'a' in a row"):
+            check_split_regex(r"(?:a+)+b|\s+|\S")
+        assert check_split_regex(r"\w+|\s+|\S") == []
+    finally:
+        patterns._compile.cache_clear()
