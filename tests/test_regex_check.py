@@ -215,6 +215,8 @@ def test_ordinary_regexes_pass_every_probe(engine, source):
     [
         (r"[ ]*x|\s|\S", r"' ' in a row took [\d.]+ s of CPU at 20,000 characters and over 1.0 s at 40,000"),
         (r"[ ]*x|    |\s|\S", r"' ' in a row took [\d.]+ s of CPU at 20,000 characters and .* at 40,000"),
+        # no alternative at all: every start scans the rest of a run of a's (2.5 s at 40,000)
+        (r"a+$", r"backtracks on long runs: .*'a' in a row"),
     ],
 )
 def test_a_quadratic_regex_within_the_long_probes_budget_is_refused(source, message):
