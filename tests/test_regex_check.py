@@ -177,7 +177,15 @@ def test_backtracking_on_long_alternating_runs_is_refused(source):
         check_split_regex(source)
 
 
-@pytest.mark.parametrize("source", [r"(?:foo )*bar|\w+|\s+|\S", r"(?:\w+, )+x|\w+|\s+|\S"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        r"(?:foo )*bar|\w+|\s+|\S",
+        r"(?:\w+, )+x|\w+|\s+|\S",
+        # the word is not the body's first alternative: 'foo foo ...' took 4.2 s at 40,000
+        r"(?:x|foo )+y|\w+|\s+|\S",
+    ],
+)
 def test_backtracking_on_a_run_of_the_regexs_own_words_is_refused(source):
     r"""(?:foo )*bar|\w+|\s+|\S passed and then split "foo foo foo ..." in 3.7 s at 40,000
     characters (hours at 1 MB): no run of one kind, of two, or of a pair of its literals feeds
@@ -192,6 +200,7 @@ def test_each_repeat_gives_a_text_its_body_matches():
     assert repeat_witnesses(r"(?:foo )*bar|\w+") == ["foo "]
     assert repeat_witnesses(r"(?:[^a-z]b)+c|(?:x{3}y)+") == ["xxxy", " b"]  # longest first
     assert repeat_witnesses(r"(?:\w+, )+x")[0][1:] == ", "
+    assert repeat_witnesses(r"(?:x|foo )+y") == ["foo "]  # each alternative; "x" alone is a kind's run
     assert repeat_witnesses(r"\w+|\s+|\S") == []  # one-character bodies: the kinds' runs have them
     assert repeat_witnesses(r"[[:alpha:]]+") == []  # only the regex package reads it: nothing
 
