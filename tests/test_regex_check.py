@@ -435,3 +435,13 @@ def test_without_the_regex_package_the_child_still_probes(monkeypatch):
         assert check_split_regex(r"\w+|\s+|\S") == []
     finally:
         patterns._compile.cache_clear()
+
+
+@pytest.mark.parametrize("source", [r"[ ]{0,5000}x|\s|\S", r"[ ]{0,2000}x|\s|\S"])
+def test_a_linear_regex_too_slow_for_a_megabyte_is_refused(source):
+    r"""[ ]{0,2000}x|\s|\S grows linearly, so the growth check passed it, but tries 2,000 spaces
+    at every space: 3.6 s for 1 MB of spaces ({0,5000}: ~9 s). The doubled run's time bounds it."""
+    if not patterns.regex_importable():
+        pytest.skip("only the regex package can stop a match")
+    with pytest.raises(ValueError, match=r"too slow on long runs: 40,000 characters of ' ' in a row took"):
+        check_split_regex(source)

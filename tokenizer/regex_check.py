@@ -101,6 +101,11 @@ MAX_LONG_PAIR_LITERALS = 4  # 12 pairs of 20,000 characters: ~1 ms each for a li
 # it; the margin absorbs a busy machine's noise in CPU time).
 GROWTH_CHECK_SECONDS = 0.03
 GROWTH_CHECKS = 3  # the slowest runs doubled: the one a quadratic repeat slows, and two to spare
+# CPU seconds a doubled run (2 * LONG_PROBE_CHARS) may take even when its time grows linearly:
+# 2.5 s for 1,000,000 characters. [ ]{0,5000}x|\s|\S is linear, but tries up to 5,000 spaces at
+# every one: ~9 s for 1 MB of spaces. The slowest honest regexes take ~0.03 s (\X; \S on
+# punctuation, one match a character).
+MAX_DOUBLED_SECONDS = 0.1
 MAX_GROWTH = 3.0
 # seconds for matching the sample (the built-in patterns take ~0.015 s on MAX_SAMPLE_CHARS): a
 # regex that needs longer backtracks on this text, and the whole corpus would take forever.
@@ -414,6 +419,8 @@ def _check_long_runs(source: str, splitter, tail: str, units: list[str]) -> None
         doubled = _long_run(growth, splitter, unit, 2 * LONG_PROBE_CHARS, tail)
         if doubled is None or doubled > MAX_GROWTH * spent[unit]:
             raise _grows_faster(source, unit, spent[unit], doubled)
+        if doubled > MAX_DOUBLED_SECONDS:
+            raise _too_slow(source, unit, doubled)
 
 
 def _long_run(budget: _CpuBudget, splitter, unit: str, chars: int, tail: str) -> float | None:
@@ -464,6 +471,18 @@ def _grows_faster(source: str, unit: str, seconds: float, doubled: float | None)
         "scans the rest of the run and fails ([ ]*x without an x), and what matches instead takes "
         "one character, so the scan starts over one character on: let that alternative take the "
         "run whole (\\s+ rather than \\s), or drop the repeat"
+    )
+
+
+def _too_slow(source: str, unit: str, seconds: float) -> ValueError:
+    run = f"{unit!r} in a row" if len(unit) == 1 else f"{unit!r} repeated"
+    per_mb = seconds * 1_000_000 / (2 * LONG_PROBE_CHARS)
+    return ValueError(
+        f"the split regex {_short(source)} is too slow on long runs: {2 * LONG_PROBE_CHARS:,} characters "
+        f"of {run} took {seconds:.2f} s of CPU, so 1,000,000 would take ~{per_mb:.0f} s (at most "
+        f"{MAX_DOUBLED_SECONDS * 1_000_000 / (2 * LONG_PROBE_CHARS):g} s are allowed). At every character "
+        "it tries a long stretch ahead and fails, such as a large counted repeat ([ ]{0,5000}x) "
+        "or a lookahead that scans far: lower the count, or let what matches instead take the run whole"
     )
 
 
