@@ -23,7 +23,12 @@ repeats are expanded (the `regex` package copies `x{n}` n times when it compiles
 `(?:ab|c){10000000}` takes minutes and can crash the process). Both are measured before
 anything compiles. Then the regex runs on short hostile runs, where nested repeats take
 exponential time: with `regex`, which can stop a match, and with the stdlib `re` translation
-the page runs, in a child process (_re_probe.py), since `re` cannot be stopped.
+the page runs, in a child process (_re_probe.py), since `re` cannot be stopped. Last come long
+runs (LONG_PROBE_CHARS) of each kind of character, of alternating kinds, and of the texts the
+regex's own repeats consume (_re_witness.py: "foo " for (?:foo )*bar), where a repeat that
+scans to the end of a run before it fails makes every start cost a scan: quadratic, seconds at
+40 KB and hours at 1 MB. The slowest runs go again at twice the length; a time that more than
+triples (a linear one doubles), or a doubled run over MAX_DOUBLED_SECONDS, is refused.
 """
 
 from __future__ import annotations
