@@ -322,6 +322,14 @@ def test_scheduler_unreachable_or_without_workers_is_a_clear_error(monkeypatch):
             count_chunks_dask([TAYLOR], "gpt4", empty.scheduler_address)
 
 
+def test_a_scheduler_host_that_does_not_resolve_is_named_at_once():
+    """tcp://nonexistent.invalid:8786 took Dask's whole 30 s connect timeout to say "Timed out"."""
+    with pytest.raises(DistributedCountError, match="the host 'nonexistent.invalid' does not resolve"):
+        count_chunks_dask([TAYLOR], "gpt4", "tcp://nonexistent.invalid:8786")
+    with pytest.raises(DistributedCountError, match="missing port number"):
+        count_chunks_dask([TAYLOR], "gpt4", "tcp://somehost")
+
+
 def test_an_address_that_is_not_a_scheduler_is_a_clear_error():
     """Something else answering there (here an HTTP 403, as a proxy sends): Dask read the reply
     as a frame length, tried to allocate 3 EiB and the CLI printed a MemoryError traceback."""

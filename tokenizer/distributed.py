@@ -320,6 +320,29 @@ def _hear_handshake(distributed: Any, address: str) -> None:
         pool.submit(bounded).result()
 
 
+def _resolve(address: str) -> None:
+    """The host of a tcp:// or tls:// address must resolve: Dask retries a name that does not for
+    the whole CONNECT_TIMEOUT_S (a typo took 30 s to say "Timed out"); the resolver says at once."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in ("tcp", "tls"):
+            return
+        host, port = parse_host_port(location)
+    except ValueError as e:
+        raise DistributedCountError(
+            f"{address} is not a scheduler address ({e}): give one such as tcp://HOST:8786"
+        ) from None
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as e:
+        raise DistributedCountError(
+            f"cannot reach the Dask scheduler at {address}: the host {host!r} does not resolve ({e}); "
+            "check its name"
+        ) from None
+
+
 def _connect(scheduler: Any, workers: int | None):
     """(client, cluster to close or None, we own the client)."""
     distributed = _import_distributed()
@@ -343,6 +366,7 @@ def _connect(scheduler: Any, workers: int | None):
         raise ValueError(
             f"scheduler must be an address such as tcp://HOST:8786, a Client or None, not {scheduler!r}"
         )
+    _resolve(scheduler)
     try:
         _hear_handshake(distributed, scheduler)
         client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
