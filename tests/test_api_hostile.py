@@ -461,21 +461,35 @@ def test_a_pipe_under_a_tokenizer_name_is_broken_not_served(client, server_dirs)
 # ----- the time limit ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c["as"] == "submit:regex"], ids=lambda c: c["file"])
+def test_a_regex_only_the_long_probes_catch_is_refused_at_submit(full, case):
+    """Refused before any job starts; the long probes take their CPU budgets (seconds, not the
+    FAST bound of the other refusals)."""
+    fields = {"vocab_size": b"300", "text": GOOD, "pattern": b"custom"}
+    fields["regex"] = (HOSTILE / case["file"]).read_bytes()
+    resp, seconds = send(full, *multipart(fields))
+    assert resp.status_code == case["status"] and case["error"] in resp.get_json()["error"], resp.get_json()
+    assert seconds < 15
+    assert full.get("/api/jobs").get_json()["jobs"] == []
+
+
 def test_runaway_job_is_stopped_at_the_time_limit(tmp_path):
-    """A regex that backtracks for ever on the corpus (on 'xyw' repeated, not on the runs of one
-    or two characters that submit tries): the job fails at JOB_TIME_LIMIT, its process is gone, and
-    nothing is left behind."""
-    (case,) = [c for c in CASES if c["as"] == "job:regex"]
+    """A job that would run for minutes (1 MB of random letters as one chunk, pattern "none": each
+    of 20,000 merges rescans the whole chunk) fails at JOB_TIME_LIMIT, its process is gone, and
+    nothing is left behind. (It was a backtracking regex; the submit's probes now refuse that.)"""
+    import random
+
+    letters = random.Random(1)
+    text = "".join(letters.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(1_000_000))
     server = LiveServer(tmp_path / "data", JOB_TIME_LIMIT=2.0)
     try:
-        regex = (HOSTILE / case["file"]).read_text(encoding="utf-8")
-        resp = server.train(text="xyw" * 27 + "c " * 50, vocab_size="300", pattern="custom", regex=regex)
-        assert resp.status_code == case["status"], resp.text
+        resp = server.train(text=text, vocab_size="20000", pattern="none")
+        assert resp.status_code == 202, resp.text
         job = resp.json()["job"]
         pid = server.pid(job)  # started before the 202 (a free slot)
         final = server.wait(job, lambda s: s["state"] not in ("queued", "running"), timeout=30)
         assert final["state"] == "failed"
-        assert case["error"] in final["error"] and "--job-time-limit" in final["error"]
+        assert "time limit of 2 s" in final["error"] and "--job-time-limit" in final["error"]
         assert 2.0 <= final["elapsed"] < 20
         deadline = time.monotonic() + 10  # SIGTERM, then SIGKILL after a grace period
         while (alive(pid) or server.files()) and time.monotonic() < deadline:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenizer import _re_probe, patterns, regex_check
-from tokenizer._re_witness import repeat_witnesses
+from tokenizer._re_witness import repeat_leads, repeat_witnesses
 from tokenizer.patterns import PATTERNS
 from tokenizer.regex_check import (
     LONG_PROBE_SECONDS,
@@ -194,6 +194,29 @@ def test_backtracking_on_a_run_of_the_regexs_own_words_is_refused(source):
         pytest.skip("only the regex package can stop a match")
     with pytest.raises(ValueError, match=r"backtracks on long runs: '.+' repeated \(20,000 characters\)"):
         check_split_regex(source)
+
+
+@pytest.mark.parametrize(
+    "source, run",
+    [
+        (r"q(?:xyw|x(?:yw))+z|\s+|\S", "'q', then 'xyw' repeated"),  # exponential after the q
+        (r"<a (?:bc|b(?:c))+>|\w+|\s+|\S", "'<a ', then 'bc' repeated"),
+    ],
+)
+def test_backtracking_on_a_repeat_reached_after_other_text_is_refused(source, run):
+    r"""q(?:xyw|x(?:yw))+z|\s+|\S passed the gate and then took 1.7 s on "q" + 24 "xyw" (doubling
+    with each one more): every probe run of "xyw" failed at once for want of the q. The long
+    probes now also run each repeat's body after a text that leads to it."""
+    if not patterns.regex_importable():
+        pytest.skip("only the regex package can stop a match")
+    with pytest.raises(ValueError, match=f"backtracks on long runs: {run}"):
+        check_split_regex(source)
+
+
+def test_each_repeat_after_other_text_gives_that_lead():
+    assert repeat_leads(r"q(?:xyw|x(?:yw))+z|\s+|\S") == [("q", "xyw")]
+    assert repeat_leads(r"ab(?:c(?:de)+f)+g") == [("ab", "cdef"), ("abc", "de")]
+    assert repeat_leads(r"(?:foo )*bar|\w+") == []  # the regex's start: the plain runs have it
 
 
 def test_each_repeat_gives_a_text_its_body_matches():

@@ -50,23 +50,44 @@ _REPEATS = (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT)
 def repeat_witnesses(source: str) -> list[str]:
     """One text per repeat of `source` (a split regex in the `regex` flavour) that the repeat's
     body matches, longest bodies first, at most MAX_WITNESSES; none when `re` cannot read it."""
+    found = dict.fromkeys(body[:MAX_WITNESS_CHARS] for _, body in _repeats(source))
+    return sorted((body for body in found if len(body) > 1), key=len, reverse=True)[:MAX_WITNESSES]
+
+
+def repeat_leads(source: str) -> list[tuple[str, str]]:
+    """(lead, body) for each repeat the regex reaches only after reading other text: `lead` takes
+    a match there ("q" for q(?:xyw|x(?:yw))+z), `body` is what the repeat eats. A run of the body
+    alone fails at once on the lead's first character; the slow run is the lead, then the body
+    repeated. At most MAX_WITNESSES, longest bodies first."""
+    found = dict.fromkeys(
+        (lead[-MAX_WITNESS_CHARS:], body[:MAX_WITNESS_CHARS])
+        for lead, body in _repeats(source)
+        if lead and body
+    )
+    return sorted(found, key=lambda pair: len(pair[1]), reverse=True)[:MAX_WITNESSES]
+
+
+def _repeats(source: str) -> list[tuple[str, str]]:
+    """(lead, body) of every repeat, outermost first; none when `re` cannot read the regex."""
     try:
         parsed = sre_parser.parse(translate(source, bmp_only=True, unicode=REGEX).source)
     except (ValueError, re.error, OverflowError, RecursionError):
         return []
-    found: list[str] = []
-    _collect(parsed, found)
-    bodies = [w[:MAX_WITNESS_CHARS] for w in dict.fromkeys(found) if len(w) > 1]
-    return sorted(bodies, key=len, reverse=True)[:MAX_WITNESSES]
+    found: list[tuple[str, str]] = []
+    _collect(parsed, found, "")
+    return found
 
 
-def _collect(items, found: list[str]) -> None:
-    """Every repeat's witness into `found`, outermost first."""
-    for op, arg in items:
+def _collect(items, found: list[tuple[str, str]], lead: str) -> None:
+    """Every repeat's (lead, witness) into `found`, outermost first; `lead` is a text that brings
+    a match to the start of `items` (the witnesses of what comes before, in every enclosing group)."""
+    items = list(items)
+    for i, (op, arg) in enumerate(items):
+        here = (lead + _witness(items[:i]))[-MAX_WITNESS_CHARS:] if i else lead
         if op in _REPEATS:
-            found.extend(_witness(alternative) for alternative in _alternatives(arg[2]))
+            found.extend((here, _witness(alternative)) for alternative in _alternatives(arg[2]))
         for sub in _children(op, arg):
-            _collect(sub, found)
+            _collect(sub, found, here)
 
 
 def _alternatives(items) -> list:

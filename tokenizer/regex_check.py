@@ -43,7 +43,7 @@ from re import _parser as sre_parser  # type: ignore[attr-defined]
 from . import _re_probe
 from ._re_empty import EMPTY_MATCH_REASON
 from ._re_translate import translate
-from ._re_witness import repeat_witnesses
+from ._re_witness import repeat_leads, repeat_witnesses
 from .patterns import (
     NO_SPLIT,
     PATTERN_NAMES,
@@ -395,20 +395,23 @@ def _check_backtracking(source: str, splitter) -> None:
         _check_long_runs(source, splitter, tail, _long_units(source, literals))
 
 
-def _long_units(source: str, literals: list[str]) -> list[str]:
-    """What the long runs repeat: each kind of character, a few alternations of kinds, the
-    pairs of the regex's first literal characters, and what each of its repeats consumes
-    ("foo " for (?:foo )*bar, which splits "foo foo ..." in quadratic time: _re_witness)."""
+def _long_units(source: str, literals: list[str]) -> list[tuple[str, str]]:
+    """What the long runs are, as (lead, unit): the unit repeated after the lead. Each kind of
+    character, a few alternations of kinds, the pairs of the regex's first literal characters,
+    and what each of its repeats consumes ("foo " for (?:foo )*bar, which splits "foo foo ..." in
+    quadratic time), after the text that reaches the repeat where it is not the regex's start
+    ("q", then "xyw" repeated, for q(?:xyw|x(?:yw))+z: exponential): _re_witness."""
     few = literals[:MAX_LONG_PAIR_LITERALS]
     pairs = [a + b for a in few for b in few if a != b]
-    return list(dict.fromkeys([*PROBE_KINDS, *LONG_MIXED_UNITS, *pairs, *repeat_witnesses(source)]))
+    units = dict.fromkeys([*PROBE_KINDS, *LONG_MIXED_UNITS, *pairs, *repeat_witnesses(source)])
+    return list(dict.fromkeys([*(("", unit) for unit in units), *repeat_leads(source)]))
 
 
-def _check_long_runs(source: str, splitter, tail: str, units: list[str]) -> None:
+def _check_long_runs(source: str, splitter, tail: str, units: list[tuple[str, str]]) -> None:
     """Polynomial backtracking: every unit repeated to LONG_PROBE_CHARS, within LONG_PROBE_SECONDS
     of CPU for all of them."""
     budget = _CpuBudget(LONG_PROBE_SECONDS)
-    spent: dict[str, float] = {}  # the slowest run is named, not the one the budget ran out on
+    spent: dict[tuple[str, str], float] = {}  # the slowest run is named, not the one the budget ran out on
     for unit in units:
         before = budget.left
         seconds = _long_run(budget, splitter, unit, LONG_PROBE_CHARS, tail)
@@ -428,11 +431,12 @@ def _check_long_runs(source: str, splitter, tail: str, units: list[str]) -> None
             raise _too_slow(source, unit, doubled)
 
 
-def _long_run(budget: _CpuBudget, splitter, unit: str, chars: int, tail: str) -> float | None:
-    """CPU seconds the splitter spent on `unit` repeated to `chars` characters, None when the
-    budget ran out first."""
+def _long_run(budget: _CpuBudget, splitter, unit: tuple[str, str], chars: int, tail: str) -> float | None:
+    """CPU seconds the splitter spent on unit = (lead, text): the lead, then the text repeated to
+    `chars` characters; None when the budget ran out first."""
     before = budget.left
-    if budget.findall(splitter, unit * (chars // len(unit)) + tail) is None:
+    lead, text = unit
+    if budget.findall(splitter, lead + text * (chars // len(text)) + tail) is None:
         budget.left = 0.0  # a timeout used all that was left
         return None
     return before - budget.left
@@ -448,12 +452,20 @@ def _backtracks(source: str, unit: str, engine: str = "", seconds: float = PROBE
     )
 
 
-def _grows(source: str, unit: str) -> ValueError:
-    run = (
-        f"{LONG_PROBE_CHARS:,} {unit!r} in a row"
-        if len(unit) == 1
-        else f"{unit!r} repeated ({LONG_PROBE_CHARS:,} characters)"
-    )
+def _long_name(unit: tuple[str, str], chars: int | None = None) -> str:
+    """A long run named in an error: "20,000 ' ' in a row", "'foo ' repeated (20,000 characters)",
+    "'q', then 'xyw' repeated"; without the count when chars is None."""
+    lead, text = unit
+    size = f" ({chars:,} characters)" if chars else ""
+    if lead:
+        return f"{lead!r}, then {text!r} repeated{size}"
+    if len(text) == 1:
+        return f"{chars:,} {text!r} in a row" if chars else f"{text!r} in a row"
+    return f"{text!r} repeated{size}"
+
+
+def _grows(source: str, unit: tuple[str, str]) -> ValueError:
+    run = _long_name(unit, LONG_PROBE_CHARS)
     return ValueError(
         f"the split regex {_short(source)} backtracks on long runs: {run} took over "
         f"{LONG_PROBE_SECONDS} s with the other runs probed (the time grows with a "
@@ -465,8 +477,8 @@ def _grows(source: str, unit: str) -> ValueError:
     )
 
 
-def _grows_faster(source: str, unit: str, seconds: float, doubled: float | None) -> ValueError:
-    run = f"{unit!r} in a row" if len(unit) == 1 else f"{unit!r} repeated"
+def _grows_faster(source: str, unit: tuple[str, str], seconds: float, doubled: float | None) -> ValueError:
+    run = _long_name(unit)
     longer = f"{doubled:.2f} s" if doubled is not None else f"over {LONG_PROBE_SECONDS} s"
     return ValueError(
         f"the split regex {_short(source)} backtracks on long runs: {run} took {seconds:.2f} s of CPU "
@@ -479,8 +491,8 @@ def _grows_faster(source: str, unit: str, seconds: float, doubled: float | None)
     )
 
 
-def _too_slow(source: str, unit: str, seconds: float) -> ValueError:
-    run = f"{unit!r} in a row" if len(unit) == 1 else f"{unit!r} repeated"
+def _too_slow(source: str, unit: tuple[str, str], seconds: float) -> ValueError:
+    run = _long_name(unit)
     per_mb = seconds * 1_000_000 / (2 * LONG_PROBE_CHARS)
     return ValueError(
         f"the split regex {_short(source)} is too slow on long runs: {2 * LONG_PROBE_CHARS:,} characters "
