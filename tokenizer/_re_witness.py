@@ -4,7 +4,7 @@ regex_check's long probes repeat each kind of character, and a few alternations 
 20,000 characters, because a repeat that scans the rest of a run and then fails makes every
 start cost a scan: quadratic. A repeat of a word is missed by all of them: (?:foo )*bar splits
 "foo foo foo ..." in 3.7 s at 40,000 characters (hours at 1 MB), while runs of 'f', of 'o' or
-of "fo" fail it at once. So for every repeat of the regex, `repeat_witnesses` builds one text
+of "fo" fail it at once. So for every repeat of the regex, `repeat_texts` builds one text
 its body matches ("foo " here; "a, " for (?:\\w+, )+; one per alternative of the body):
 repeated, that is the run such a repeat eats whole before it fails.
 
@@ -47,24 +47,22 @@ _CATEGORY_RES = {
 _REPEATS = (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT)
 
 
-def repeat_witnesses(source: str) -> list[str]:
-    """One text per repeat of `source` (a split regex in the `regex` flavour) that the repeat's
-    body matches, longest bodies first, at most MAX_WITNESSES; none when `re` cannot read it."""
-    found = dict.fromkeys(body[:MAX_WITNESS_CHARS] for _, body in _repeats(source))
-    return sorted((body for body in found if len(body) > 1), key=len, reverse=True)[:MAX_WITNESSES]
+def repeat_texts(source: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """What the long probes take from the regex's repeats, from one parse of `source` (a split
+    regex in the `regex` flavour; nothing when `re` cannot read it), at most MAX_WITNESSES each:
 
-
-def repeat_leads(source: str) -> list[tuple[str, str]]:
-    """(lead, body) for each repeat the regex reaches only after reading other text: `lead` takes
-    a match there ("q" for q(?:xyw|x(?:yw))+z), `body` is what the repeat eats. A run of the body
-    alone fails at once on the lead's first character; the slow run is the lead, then the body
-    repeated. At most MAX_WITNESSES, longest bodies first."""
-    found = dict.fromkeys(
-        (lead[-MAX_WITNESS_CHARS:], body[:MAX_WITNESS_CHARS])
-        for lead, body in _repeats(source)
-        if lead and body
+    - bodies: one text per repeat that the repeat's body matches, longest first;
+    - leads: (lead, body) for each repeat the regex reaches only after reading other text: `lead`
+      takes a match there ("q" for q(?:xyw|x(?:yw))+z). A run of the body alone fails at once on
+      the lead's first character; the slow run is the lead, then the body repeated."""
+    repeats = _repeats(source)
+    found = dict.fromkeys(body[:MAX_WITNESS_CHARS] for _, body in repeats)
+    bodies = sorted((body for body in found if len(body) > 1), key=len, reverse=True)
+    led = dict.fromkeys(
+        (lead[-MAX_WITNESS_CHARS:], body[:MAX_WITNESS_CHARS]) for lead, body in repeats if lead and body
     )
-    return sorted(found, key=lambda pair: len(pair[1]), reverse=True)[:MAX_WITNESSES]
+    leads = sorted(led, key=lambda pair: len(pair[1]), reverse=True)
+    return bodies[:MAX_WITNESSES], leads[:MAX_WITNESSES]
 
 
 def _repeats(source: str) -> list[tuple[str, str]]:

@@ -43,7 +43,7 @@ from re import _parser as sre_parser  # type: ignore[attr-defined]
 from . import _re_probe
 from ._re_empty import EMPTY_MATCH_REASON
 from ._re_translate import translate
-from ._re_witness import repeat_leads, repeat_witnesses
+from ._re_witness import repeat_texts
 from .patterns import (
     NO_SPLIT,
     PATTERN_NAMES,
@@ -403,8 +403,9 @@ def _long_units(source: str, literals: list[str]) -> list[tuple[str, str]]:
     ("q", then "xyw" repeated, for q(?:xyw|x(?:yw))+z: exponential): _re_witness."""
     few = literals[:MAX_LONG_PAIR_LITERALS]
     pairs = [a + b for a in few for b in few if a != b]
-    units = dict.fromkeys([*PROBE_KINDS, *LONG_MIXED_UNITS, *pairs, *repeat_witnesses(source)])
-    return list(dict.fromkeys([*(("", unit) for unit in units), *repeat_leads(source)]))
+    bodies, leads = repeat_texts(source)
+    units = dict.fromkeys([*PROBE_KINDS, *LONG_MIXED_UNITS, *pairs, *bodies])
+    return list(dict.fromkeys([*(("", unit) for unit in units), *leads]))
 
 
 def _check_long_runs(source: str, splitter, tail: str, units: list[tuple[str, str]]) -> None:
