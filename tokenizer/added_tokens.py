@@ -1,7 +1,9 @@
 """Hugging Face's added-token options (lstrip, rstrip, single_word) and its two passes.
 
-A Tokenizer finds its special tokens in the text leftmost-longest, without overlaps, as tiktoken
-does (`literal_regex`). A HF tokenizer.json's added tokens may carry options that change what a
+A Tokenizer finds its special tokens in the text leftmost-longest, without overlaps
+(`literal_regex`): tiktoken's choice whenever no two special tokens start alike, and HF's in
+every case. (Of two that start at the same place, tiktoken takes whichever its Rust hash map
+lists first, an order unrelated to the tokens; the README says so.) A HF tokenizer.json's added tokens may carry options that change what a
 match covers; `AddedMatching` (a part of the Preparation, preparation.py) holds them, and
 `TokenMatcher` finds the tokens as HF's `AddedVocabulary::find_matches` does, every rule pinned
 with `tokenizers` itself (tests/test_hf_import.py):
@@ -121,7 +123,7 @@ def literal_regex(tokens: Collection[str]) -> re.Pattern[str]:
     branches that start with it. A flat alternation tried every token at every position
     holding a first character of one: 65,536 special tokens "<tN>" took 75 us per "<" of the
     text, 70 s for a megabyte of "<t1<t1...". At each node the longer branches come before
-    the token that ends there, so the longest token at a position wins, as in tiktoken."""
+    the token that ends there, so the longest token at a position wins (see the docstring above)."""
     trie: dict[str, Any] = {}
     for token in tokens:
         node = trie
