@@ -197,10 +197,19 @@ def pyodide_version() -> str:
 
 def page_names() -> dict:
     """The names the page offers in its selects, read from the library that defines each once."""
-    from tokenizer.patterns import PATTERN_NAMES
-    from tokenizer.train import MIN_VOCAB, TIE_BREAKS
+    from tokenizer.patterns import DEFAULT_PATTERN, PATTERN_NAMES
+    from tokenizer.train import DEFAULT_MIN_FREQUENCY, DEFAULT_TIE_BREAK, MIN_VOCAB, TIE_BREAKS
+    from tokenizer.web.learn import DEFAULT_MERGES, MAX_MERGES
 
-    return {"patterns": list(PATTERN_NAMES), "tie_breaks": list(TIE_BREAKS), "min_vocab": MIN_VOCAB}
+    return {
+        "patterns": list(PATTERN_NAMES),
+        "default_pattern": DEFAULT_PATTERN,
+        "tie_breaks": list(TIE_BREAKS),
+        "default_tie_break": DEFAULT_TIE_BREAK,
+        "min_vocab": MIN_VOCAB,
+        "default_min_frequency": DEFAULT_MIN_FREQUENCY,
+        "learn_merges": {"default": DEFAULT_MERGES, "max": MAX_MERGES},
+    }
 
 
 def _remove_stale(folder: Path, keep: set[str], pattern: str) -> None:

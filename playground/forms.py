@@ -19,9 +19,9 @@ from tokenizer import patterns
 from tokenizer.core import Tokenizer
 from tokenizer.encodings import list_encodings
 from tokenizer.extend import check_add, check_extendable
-from tokenizer.patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS
+from tokenizer.patterns import DEFAULT_PATTERN, NO_SPLIT, PATTERN_NAMES, PATTERNS
 from tokenizer.regex_check import check_split_regex
-from tokenizer.train import TIE_BREAKS, special_token_problem
+from tokenizer.train import DEFAULT_TIE_BREAK, TIE_BREAKS, special_token_problem
 from tokenizer.validate import DECIMAL
 
 from .errors import ApiError
@@ -99,7 +99,7 @@ def check_fields(form: MultiDict) -> None:
 
 
 def tie_break(form: MultiDict) -> str:
-    value = form.get("tie_break", "").strip() or "first"
+    value = form.get("tie_break", "").strip() or DEFAULT_TIE_BREAK
     if value not in TIE_BREAKS:
         raise ApiError(400, f"unknown tie_break {value[:40]!r}; choose one of: {', '.join(TIE_BREAKS)}")
     return value
@@ -171,7 +171,7 @@ def _check_special_token(token: str) -> None:
 
 def resolve_pattern(form: MultiDict) -> tuple[str, str]:
     """-> (pattern given to train(), label stored for display)."""
-    pattern = form.get("pattern", "").strip() or "gpt4"
+    pattern = form.get("pattern", "").strip() or DEFAULT_PATTERN
     if pattern == CUSTOM:
         regex_src = form.get("regex", "")
         if not regex_src:

@@ -27,6 +27,7 @@ from typing import IO, Any
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
 
 from tokenizer.encodings import list_encodings
+from tokenizer.train import DEFAULT_MIN_FREQUENCY
 
 from . import forms
 from .config import MIN_TRAIN_VOCAB
@@ -36,7 +37,6 @@ from .jobs import JobManager
 from .jobs_api import job_manager
 
 TEXT_FIELD_LABEL = "the text field"  # how the pasted text is named in messages and metadata
-MIN_FREQUENCY = 2  # default: a pair seen once is not merged (train()'s own default)
 MAX_MIN_FREQUENCY = 1 << 40  # any count a corpus within the upload limit can reach
 # errno of a write that failed for want of room: no space, over quota, over the size limit
 STORAGE_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
@@ -153,7 +153,9 @@ def _submit(jobs: JobManager, job_dir: Path, cfg: dict[str, Any]) -> tuple[Respo
         add = forms.form_int(form, "add", default=None, lo=1, hi=cfg["MAX_VOCAB"])
         vocab_size, pattern, pattern_label, special = None, None, None, []
     tie_break = forms.tie_break(form)
-    min_frequency = forms.form_int(form, "min_frequency", default=MIN_FREQUENCY, lo=1, hi=MAX_MIN_FREQUENCY)
+    min_frequency = forms.form_int(
+        form, "min_frequency", default=DEFAULT_MIN_FREQUENCY, lo=1, hi=MAX_MIN_FREQUENCY
+    )
     uploaded = forms.store_base_upload(base_files, job_dir / "base", add) if base_files else None
     if uploaded is not None:
         base = uploaded.name

@@ -37,7 +37,12 @@ from ._batch_cuts import safe_cuts
 from ._bpe import HEAP_THRESHOLD, MIN_SEGMENT, LongChunkHelp, bpe_merge, encode_piece
 from ._gc import paused_gc
 from .added_tokens import TokenMatcher, find_disallowed, token_regex
-from .patterns import check_pattern_name, compile_split, resolve_pattern
+from .patterns import (
+    DEFAULT_PATTERN,
+    check_pattern_name,
+    compile_split,
+    resolve_pattern,
+)
 from .preparation import Preparation
 from .readers import TokenizerParts, read_file, saved_json_parts
 from .validate import check_disjoint
@@ -56,7 +61,7 @@ class Tokenizer:
     def __init__(
         self,
         mergeable_ranks: dict[bytes, int],
-        pattern: str = "gpt4",
+        pattern: str = DEFAULT_PATTERN,
         special_tokens: dict[str, int] | None = None,
         *,
         name: str = "custom",
@@ -120,7 +125,7 @@ class Tokenizer:
     def from_merges(
         cls,
         merges: Iterable[tuple[int, int]],
-        pattern: str = "gpt4",
+        pattern: str = DEFAULT_PATTERN,
         special_tokens: dict[str, int] | list[str] | None = None,
         *,
         name: str = "custom",
@@ -540,7 +545,7 @@ class Tokenizer:
         formats.write_saved(tiktoken_path, self.mergeable_ranks, json_path, self.to_json())
 
     @classmethod
-    def load(cls, path: str | os.PathLike, pattern: str = "gpt4") -> Tokenizer:
+    def load(cls, path: str | os.PathLike, pattern: str = DEFAULT_PATTERN) -> Tokenizer:
         """Load any tokenizer file (readers.py): STEM, STEM.tiktoken or STEM.json (a bare .tiktoken
         uses `pattern`), a Hugging Face tokenizer.json or a minbpe .model, every field checked."""
         return cls.from_parts(read_file(path, pattern=pattern))

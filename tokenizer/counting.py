@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .patterns import NO_SPLIT
+from .patterns import DEFAULT_PATTERN, NO_SPLIT
 from .progress import Progress, Ticker
 from .streaming import (
     BLOCK_SIZE,
@@ -210,7 +210,7 @@ def _worker_count(args: tuple[str, int, int, str, str | None]) -> tuple[dict[str
 
 def count_chunks(
     corpus: Any,
-    pattern: str = "gpt4",
+    pattern: str = DEFAULT_PATTERN,
     *,
     workers: int | None = None,
     progress: Progress | None = None,
@@ -268,7 +268,7 @@ def count_chunks(
 
 def count_files(
     files: Iterable[str | os.PathLike] | str | os.PathLike,
-    pattern: str = "gpt4",
+    pattern: str = DEFAULT_PATTERN,
     *,
     engine: str = "local",
     scheduler: Any = None,

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .patterns import NO_SPLIT
+from .patterns import DEFAULT_PATTERN, NO_SPLIT
 from .progress import Progress, Ticker
 from .streaming import (
     BLOCK_SIZE,
@@ -397,7 +397,7 @@ def _connect(scheduler: Any, workers: int | None):
 
 def count_chunks_dask(
     paths_or_globs: Iterable[str | os.PathLike] | str | os.PathLike,
-    pattern: str = "gpt4",
+    pattern: str = DEFAULT_PATTERN,
     scheduler: Any = None,
     *,
     parts_per_file: int | None = None,

@@ -51,7 +51,7 @@ from typing import Any
 from .core import Tokenizer
 from .counting import count_chunks
 from .progress import Progress, Ticker
-from .train import _check_rule
+from .train import DEFAULT_MIN_FREQUENCY, DEFAULT_TIE_BREAK, _check_rule
 from .validate import MAX_ID, plain_int
 
 Pair = tuple[int, int]
@@ -272,8 +272,8 @@ def extend(
     corpus: Any,
     add: int,
     *,
-    tie_break: str = "first",
-    min_frequency: int = 2,
+    tie_break: str = DEFAULT_TIE_BREAK,
+    min_frequency: int = DEFAULT_MIN_FREQUENCY,
     workers: int | None = None,
     progress: Progress | None = None,
 ) -> Tokenizer:

@@ -22,6 +22,7 @@ from . import readers
 from .core import Tokenizer
 from .encodings import get_encoding, list_encodings
 from .formats import SAVED_SUFFIXES
+from .patterns import DEFAULT_PATTERN
 from .readers import MINBPE_SUFFIX
 
 
@@ -42,7 +43,7 @@ def load_any(spec: str) -> Tokenizer:
     )
 
 
-def load_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> Tokenizer:
+def load_file(path: str | os.PathLike, *, pattern: str = DEFAULT_PATTERN) -> Tokenizer:
     """A tokenizer from its file(s); `pattern` is the split of a bare `.tiktoken` file."""
     return Tokenizer.load(path, pattern=pattern)
 

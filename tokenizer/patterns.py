@@ -33,6 +33,7 @@ from ._unicode import REGEX, TIKTOKEN, UNICODE_FLAVOURS, unicode_tables, unicode
 __all__ = [  # what this module defines, and the re translation's public names, importable from here
     "CL100K_PATTERN",
     "ENGINE",
+    "DEFAULT_PATTERN",
     "NO_SPLIT",
     "O200K_PATTERN",
     "PATTERNS",
@@ -118,6 +119,7 @@ PATTERNS: dict[str, str] = {
     "o200k_base": O200K_PATTERN,
 }
 NO_SPLIT = "none"  # the name for "no pre-tokenization": the whole text is one chunk
+DEFAULT_PATTERN = "gpt4"  # cl100k's split: what Tokenizer, train and counting use unless told
 PATTERN_NAMES = ("gpt2", "gpt4", "o200k", NO_SPLIT)  # the names the page and the server offer, in order
 REGEX_ENGINES = ("auto", "regex", "re")  # what compile_pattern(engine=...) accepts
 _NAMED_STRINGS = frozenset(PATTERNS.values())

@@ -25,7 +25,15 @@ from typing import Any
 from . import formats
 from .added_tokens import AddedMatching
 from .hf_import import parse_hf
-from .patterns import NO_SPLIT, PATTERNS, TIKTOKEN, UNICODE_FLAVOURS, is_named, resolve_pattern
+from .patterns import (
+    DEFAULT_PATTERN,
+    NO_SPLIT,
+    PATTERNS,
+    TIKTOKEN,
+    UNICODE_FLAVOURS,
+    is_named,
+    resolve_pattern,
+)
 from .preparation import Preparation, check_step_count
 from .regex_check import check_backtracking, check_pre_split, check_split_regex
 from .validate import (
@@ -98,7 +106,7 @@ def _nothing_at(path: Path, json_path: Path, tiktoken_path: Path) -> str:
     )
 
 
-def read_file(path: str | os.PathLike, *, pattern: str = "gpt4") -> TokenizerParts:
+def read_file(path: str | os.PathLike, *, pattern: str = DEFAULT_PATTERN) -> TokenizerParts:
     """A tokenizer's file(s); `pattern` is the split of a bare `.tiktoken` file."""
     check_names_a_file(path)
     path = Path(path)
@@ -168,7 +176,9 @@ def read_texts(
             return hf_parts(meta, source)
         return saved_json_parts(meta, ranks, source, tiktoken_source=tiktoken_source)
     if ranks is not None:
-        return TokenizerParts(tiktoken_source, tiktoken_source.rsplit(".", 1)[0], "gpt4", {}, ranks=ranks)
+        return TokenizerParts(
+            tiktoken_source, tiktoken_source.rsplit(".", 1)[0], DEFAULT_PATTERN, {}, ranks=ranks
+        )
     raise ValueError("no file given")
 
 
@@ -369,7 +379,7 @@ def _saved_pattern(meta: dict[str, Any], source: str) -> str:
                 f"({regex[:60]!r}); they must agree: remove the one you did not mean"
             )
         return pattern
-    return _file_pattern(regex or pattern or "gpt4", source, "key 'pattern'")
+    return _file_pattern(regex or pattern or DEFAULT_PATTERN, source, "key 'pattern'")
 
 
 def _file_pattern(pattern: str, source: str, where: str) -> str:

@@ -30,6 +30,7 @@ from .core import Tokenizer
 from .counting import count_chunks, load_counts, pattern_key
 from .encodings import ENCODING_PATTERN_NAMES
 from .patterns import (
+    DEFAULT_PATTERN,
     NO_SPLIT,
     PATTERN_NAMES,
     PATTERNS,
@@ -43,8 +44,9 @@ from .regex_check import MAX_SAMPLE_CHARS, check_split_regex
 from .validate import MAX_FILE_SPECIAL_TOKENS, has_utf8, plain_int
 
 TIE_BREAKS = ("first", "lexical")  # minbpe's rule, rustbpe's rule
+DEFAULT_TIE_BREAK = "first"  # minbpe's, the reference trainer's
 MIN_VOCAB = 256  # the 256 bytes and no merge, as minbpe and rustbpe allow
-DEFAULT_PATTERN = "gpt4"  # cl100k's split, as the train() signature has it
+DEFAULT_MIN_FREQUENCY = 2  # a pair seen once is not merged (rustbpe and HF: 1, minbpe: no limit)
 MAX_VOCAB = 0x10FFFF  # the merge engine holds one character per token id
 
 
@@ -52,8 +54,8 @@ def learn_merges(
     chunk_counts: Mapping[str, int] | Iterable[tuple[str, int]],
     num_merges: int,
     *,
-    tie_break: str = "first",
-    min_frequency: int = 2,
+    tie_break: str = DEFAULT_TIE_BREAK,
+    min_frequency: int = DEFAULT_MIN_FREQUENCY,
     progress: Progress | None = None,
     trace: Trace | None = None,
 ) -> MergeResult:
@@ -196,8 +198,8 @@ def train(
     pattern: str = DEFAULT_PATTERN,
     regex: str | None = None,
     special_tokens: list[str] | None = None,
-    tie_break: str = "first",
-    min_frequency: int = 2,
+    tie_break: str = DEFAULT_TIE_BREAK,
+    min_frequency: int = DEFAULT_MIN_FREQUENCY,
     workers: int | None = None,
     progress: Progress | None = None,
     min_chunk_count: int = 1,

@@ -31,8 +31,10 @@
 //     placeAfter(name, anchor): moves panel `name` to just after panel `anchor`.
 //     listTokenizers() -> names of the panels shown, in order.
 //     getText() -> the text in the input box.
-//     names: the library's names from manifest.json ({patterns, tie_breaks, min_vocab}), which
-//       the forms offer instead of lists of their own.
+//     names: the library's names, defaults and limits from manifest.json (build_wasm.page_names:
+//       patterns, default_pattern, tie_breaks, default_tie_break, min_vocab,
+//       default_min_frequency, learn_merges {default, max}), which the forms offer instead of
+//       values of their own.
 //   Both add* functions reject with an Error whose message is fit to show to the user.
 // The Learn view is mounted the same way: mountLearnView(#learn-panel, appApi), using two more
 //   members: rpc(op, payload) -> Promise<result> (the worker protocol, see worker.js: ops "learn"

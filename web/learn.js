@@ -31,10 +31,6 @@ const PRESETS = {
     "The order of the merges is the tokenizer: encoding replays them, lowest rank first.",
   ].join("\n"),
 };
-const DEFAULT_PATTERN = "gpt4";
-// The library's defaults (tokenizer/web/learn.py parse_request): what an empty count field means.
-const DEFAULT_MERGES = 200;
-const DEFAULT_MIN_FREQUENCY = 2;
 const SPEEDS = [1, 2, 5, 10, 25];
 const utf8 = new TextEncoder();
 
@@ -93,19 +89,23 @@ export function mountLearnView(root, app) {
   mode.append(new Option("byte-level (GPT style)", "bytes"), new Option("classic (characters + </w>)", "classic"));
   const pattern = el("select", { "data-testid": "learn-pattern", "aria-label": "split pattern" });
   for (const p of [...app.names.patterns, "custom"]) pattern.append(new Option(nameLabel("pattern", p), p));
-  pattern.value = DEFAULT_PATTERN;
+  pattern.value = app.names.default_pattern;
   const regex = el("input", {
     type: "text", class: "learn-regex", spellcheck: false, placeholder: String.raw`e.g. \p{L}+|\p{N}+|\s+`,
     value: String.raw` ?\p{L}+| ?\p{N}+| ?[^\p{L}\p{N}\s]+|\s+`, "data-testid": "learn-regex", "aria-label": "custom split regex",
   });
   const tie = el("select", { "data-testid": "learn-tie-break", "aria-label": "tie-break rule" });
   for (const t of app.names.tie_breaks) tie.append(new Option(nameLabel("tie_break", t), t));
+  tie.value = app.names.default_tie_break;
+  // The library's defaults and limit (manifest.json's names, from tokenizer/web/learn.py and
+  // train.py): an empty count field means the default.
+  const learnMerges = app.names.learn_merges;
   const merges = el("input", {
-    type: "number", min: 0, max: 2000, value: DEFAULT_MERGES, class: "learn-num",
+    type: "number", min: 0, max: learnMerges.max, value: learnMerges.default, class: "learn-num",
     "data-testid": "learn-num-merges", "aria-label": "number of merges",
   });
   const minFreq = el("input", {
-    type: "number", min: 1, value: DEFAULT_MIN_FREQUENCY, class: "learn-num",
+    type: "number", min: 1, value: app.names.default_min_frequency, class: "learn-num",
     "data-testid": "learn-min-frequency", "aria-label": "minimum pair count",
   });
   const field = (label, control) => el("label", { class: "learn-field" }, el("span", { class: "learn-label", text: label }), control);
@@ -185,8 +185,8 @@ export function mountLearnView(root, app) {
       corpus: corpus.value,
       mode: mode.value,
       tie_break: tie.value,
-      num_merges: countField(merges, DEFAULT_MERGES),
-      min_frequency: countField(minFreq, DEFAULT_MIN_FREQUENCY),
+      num_merges: countField(merges, learnMerges.default),
+      min_frequency: countField(minFreq, app.names.default_min_frequency),
     };
     if (mode.value === "bytes") req.pattern = pattern.value === "custom" ? regex.value : pattern.value;
     return req;

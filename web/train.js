@@ -44,7 +44,6 @@ const PHASES = {
   extend: { count: [0, 10], encode: [10, 25], merge: [25, 100] },
 };
 const PHASE_WORDS = { count: "counting chunks", encode: "encoding chunks with the base", merge: "merging" };
-const DEFAULT_PATTERN = "gpt4";
 const FROM_BYTES = ""; // the "start from" value of training from bytes
 const FILE_PREFIX = "file:"; // "start from" values of tokenizers loaded from disk (never a server name)
 // A paste longer than this (UTF-16 units) joins the corpus as a file instead of the text box:
@@ -120,6 +119,7 @@ export function mountTrainPanel(root, app) {
   });
   const tieBreak = el("select", { "data-testid": "train-tie-break" });
   for (const t of app.names.tie_breaks) tieBreak.append(new Option(nameLabel("tie_break", t), t));
+  tieBreak.value = app.names.default_tie_break;
   const special = el("input", {
     type: "text",
     placeholder: "<|endoftext|>, <|pad|>",
@@ -546,7 +546,7 @@ export function mountTrainPanel(root, app) {
     vocab.min = String(limits.min_vocab);
     vocab.max = String(limits.max_vocab);
     for (const p of [...app.names.patterns, "custom"]) pattern.append(new Option(nameLabel("pattern", p), p));
-    pattern.value = DEFAULT_PATTERN;
+    pattern.value = app.names.default_pattern;
     add.max = String(limits.max_vocab);
     setStatus("");
     setRunning(false);

@@ -44,12 +44,21 @@ def test_manifest_lists_every_file_with_size_and_hash(web_dist: Path):
 def test_manifest_names_are_the_librarys(web_dist: Path):
     """The page fills its selects from manifest.names: the very tuples the library validates against."""
     from tokenizer import train
-    from tokenizer.patterns import PATTERN_NAMES
-    from tokenizer.train import MIN_VOCAB, TIE_BREAKS
+    from tokenizer.patterns import DEFAULT_PATTERN, PATTERN_NAMES
+    from tokenizer.train import DEFAULT_MIN_FREQUENCY, DEFAULT_TIE_BREAK, MIN_VOCAB, TIE_BREAKS
+    from tokenizer.web.learn import DEFAULT_MERGES, MAX_MERGES, parse_request
 
     names = json.loads((web_dist / "manifest.json").read_text())["names"]
     assert names["patterns"] == list(PATTERN_NAMES) and "none" in names["patterns"]
     assert names["tie_breaks"] == list(TIE_BREAKS)
+    assert names["default_pattern"] == DEFAULT_PATTERN in names["patterns"]
+    assert names["default_tie_break"] == DEFAULT_TIE_BREAK in names["tie_breaks"]
+    assert names["default_min_frequency"] == DEFAULT_MIN_FREQUENCY
+    assert names["learn_merges"] == {"default": DEFAULT_MERGES, "max": MAX_MERGES}
+    # the defaults are the ones the library applies when a field is left out
+    request = parse_request({"corpus": "ab ab"})
+    assert (request.pattern, request.tie_break) == (names["default_pattern"], names["default_tie_break"])
+    assert (request.num_merges, request.min_frequency) == (DEFAULT_MERGES, names["default_min_frequency"])
     assert names["min_vocab"] == MIN_VOCAB == 256  # the 256 bytes, no merge (as minbpe, rustbpe)
     train("ab ab", vocab_size=names["min_vocab"], pattern=names["patterns"][0])  # accepted
     with pytest.raises(ValueError):

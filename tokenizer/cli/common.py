@@ -19,7 +19,6 @@ from ..validate import DECIMAL, REAL
 
 DEFAULT_ENCODING = "cl100k_base"
 STDIO = "-"  # as a file to read: stdin; as -o of `classic`: stdout
-DEFAULT_PATTERN = "gpt4"  # as train() and count_chunks()
 
 
 def integer(value: str) -> int:

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from ..counting import COUNT_ENGINES, count_files, save_counts
-from ..patterns import NO_SPLIT, PATTERN_NAMES, PATTERNS, looks_like_a_name
+from ..patterns import DEFAULT_PATTERN, NO_SPLIT, PATTERN_NAMES, PATTERNS, looks_like_a_name
 from ..regex_check import check_split_regex
 from ..streaming import expand_inputs
-from .common import DEFAULT_PATTERN, check_output, corpus_sample, integer, ready
+from .common import check_output, corpus_sample, integer, ready
 from .progress import progress_bars
 from .stdin_corpus import stdin_as_file
 

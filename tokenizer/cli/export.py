@@ -11,6 +11,7 @@ from ..encodings import get_encoding, list_encodings
 from ..formats import atomic_write_text, minbpe_text
 from ..hf_export import export_hf
 from ..loading import load_file
+from ..patterns import DEFAULT_PATTERN
 from ..train import split_pattern
 from .common import check_output, ready, tokenizer_files
 
@@ -69,5 +70,9 @@ def add_commands(subparsers) -> None:
         help="hf: Hugging Face tokenizer.json; minbpe: karpathy/minbpe's .model",
     )
     p.add_argument("--output", "-o", required=True, help="file to write, e.g. tokenizer.json")
-    p.add_argument("--pattern", default="gpt4", help="split pattern for a bare .tiktoken file (default gpt4)")
+    p.add_argument(
+        "--pattern",
+        default=DEFAULT_PATTERN,
+        help=f"split pattern for a bare .tiktoken file (default {DEFAULT_PATTERN})",
+    )
     p.set_defaults(func=cmd_export)

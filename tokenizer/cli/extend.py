@@ -9,7 +9,7 @@ from ..extend import extend
 from ..formats import name_of_file
 from ..loading import load_any
 from ..streaming import expand_inputs
-from ..train import TIE_BREAKS
+from ..train import DEFAULT_MIN_FREQUENCY, DEFAULT_TIE_BREAK, TIE_BREAKS
 from .common import STDIO, check_output, integer, read_utf8, ready, tokenizer_files
 from .progress import progress_bars
 from .stdin_corpus import stdin_as_file
@@ -88,10 +88,16 @@ def add_commands(subparsers) -> None:
         "--add", "-n", type=integer, required=True, metavar="N", help="new tokens to add (at most)"
     )
     p.add_argument(
-        "--tie-break", choices=TIE_BREAKS, default="first", help="first (minbpe) or lexical (rustbpe)"
+        "--tie-break",
+        choices=TIE_BREAKS,
+        default=DEFAULT_TIE_BREAK,
+        help="first (minbpe) or lexical (rustbpe)",
     )
     p.add_argument(
-        "--min-frequency", type=integer, default=2, help="stop when the best pair is rarer (default 2)"
+        "--min-frequency",
+        type=integer,
+        default=DEFAULT_MIN_FREQUENCY,
+        help=f"stop when the best pair is rarer (default {DEFAULT_MIN_FREQUENCY})",
     )
     p.add_argument("--held-out", metavar="FILE", help="also report the token counts of this file")
     p.add_argument(

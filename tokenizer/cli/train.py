@@ -7,11 +7,11 @@ import sys
 
 from ..counting import load_counts
 from ..encodings import ENCODING_PATTERN_NAMES
-from ..patterns import NO_SPLIT, is_named
+from ..patterns import DEFAULT_PATTERN, NO_SPLIT, is_named
 from ..regex_check import check_split_regex
 from ..streaming import expand_inputs
-from ..train import TIE_BREAKS, split_pattern, train
-from .common import DEFAULT_PATTERN, check_output, corpus_sample, integer, ready
+from ..train import DEFAULT_MIN_FREQUENCY, DEFAULT_TIE_BREAK, TIE_BREAKS, split_pattern, train
+from .common import check_output, corpus_sample, integer, ready
 from .progress import progress_bars
 from .stdin_corpus import stdin_as_file
 
@@ -109,14 +109,20 @@ def add_commands(subparsers) -> None:
         "no empty match; warns with the share of the text it would drop)",
     )
     p.add_argument(
-        "--tie-break", choices=TIE_BREAKS, default="first", help="first (minbpe) or lexical (rustbpe)"
+        "--tie-break",
+        choices=TIE_BREAKS,
+        default=DEFAULT_TIE_BREAK,
+        help="first (minbpe) or lexical (rustbpe)",
     )
     p.add_argument("--special", action="append", metavar="TOKEN", help="a special token (repeatable)")
     p.add_argument(
         "--workers", "-j", type=integer, help="counting processes (default: all cores for big inputs)"
     )
     p.add_argument(
-        "--min-frequency", type=integer, default=2, help="stop when the best pair is rarer (default 2)"
+        "--min-frequency",
+        type=integer,
+        default=DEFAULT_MIN_FREQUENCY,
+        help=f"stop when the best pair is rarer (default {DEFAULT_MIN_FREQUENCY})",
     )
     p.add_argument("--min-chunk-count", type=integer, default=1, help="drop chunks seen fewer times")
     p.add_argument(

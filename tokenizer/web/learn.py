@@ -38,10 +38,11 @@ from ..core import Tokenizer
 from ..counting import chunk_spans, count_chunks
 from ..patterns import NO_SPLIT, PATTERNS, compile_pattern, is_named
 from ..regex_check import check_split_regex
-from ..train import learn_merges
+from ..train import DEFAULT_MIN_FREQUENCY, DEFAULT_PATTERN, DEFAULT_TIE_BREAK, TIE_BREAKS, learn_merges
 
 MAX_CORPUS_BYTES = 100 * 1024
 MAX_MERGES = 2000
+DEFAULT_MERGES = 200  # what a request without num_merges learns (the page's field starts there)
 TRACE_BUDGET = 40_000_000  # distinct chunk bytes x merges: 1-2 s of tracing in CPython, 2-5 s in Pyodide
 VIEW_BYTES = 4_000  # the part of the corpus the page re-renders at every step
 MODES = ("bytes", "classic")
@@ -86,16 +87,16 @@ def parse_request(request: Any) -> Request:
     mode = request.get("mode", "bytes")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    pattern = request.get("pattern", "gpt4")
+    pattern = request.get("pattern", DEFAULT_PATTERN)
     if not isinstance(pattern, str) or not pattern:
         raise ValueError("pattern must be a pattern name, a regex or 'none'")
     if pattern != NO_SPLIT and pattern not in PATTERNS and not is_named(pattern):
         check_split_regex(pattern)  # (?:a|a)+b hung on a run of 40 a's; a capturing group dropped text
-    tie_break = request.get("tie_break", "first")
-    if tie_break not in ("first", "lexical"):
-        raise ValueError(f"tie_break must be 'first' or 'lexical', got {tie_break!r}")
-    num_merges = _int(request.get("num_merges", 200), "num_merges", 0, MAX_MERGES)
-    min_frequency = _int(request.get("min_frequency", 2), "min_frequency", 1, None)
+    tie_break = request.get("tie_break", DEFAULT_TIE_BREAK)
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"tie_break must be one of {', '.join(TIE_BREAKS)}, got {tie_break!r}")
+    num_merges = _int(request.get("num_merges", DEFAULT_MERGES), "num_merges", 0, MAX_MERGES)
+    min_frequency = _int(request.get("min_frequency", DEFAULT_MIN_FREQUENCY), "min_frequency", 1, None)
     action = request.get("action", "train")
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}, got {action!r}")
