@@ -20,7 +20,7 @@ from tests.strategies import tie_heavy_texts
 from tokenizer.cli import main as cli_main
 from tokenizer.core import Tokenizer
 from tokenizer.counting import count_chunks, load_counts, save_counts
-from tokenizer.patterns import compile_pattern, compile_split, resolve_pattern
+from tokenizer.patterns import NO_SPLIT_REGEX, compile_pattern, compile_split, resolve_pattern
 from tokenizer.reference import merge, pair_counts, reference_merges, reference_train
 from tokenizer.train import learn_merges, train
 
@@ -216,6 +216,45 @@ def test_saved_tokenizer_loads_in_tiktoken(tmp_path):
     assert again.merges == tok.merges
     meta = json.loads((tmp_path / "swift.json").read_text())["metadata"]
     assert meta["training"]["vocab_size"] == 600 and meta["statistics"]["merges"] == 344
+
+
+def test_saved_pattern_none_loads_in_tiktoken(tmp_path):
+    """STEM.json's pattern_regex is a regex tiktoken splits with as `none` does; it used to be
+    the word "none", which as a pat_str matches only that word (every other text gave no ids)."""
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    text = corpus("taylorswift.txt", 20_000)
+    tok = train(text, 400, pattern="none", special_tokens=["<|endoftext|>"])
+    tok.save(tmp_path / "whole")
+    meta = json.loads((tmp_path / "whole.json").read_text())
+    assert meta["pattern"] == "none" and meta["pattern_regex"] == NO_SPLIT_REGEX == tok.pattern_regex
+    enc = tiktoken.Encoding(
+        "whole",
+        pat_str=meta["pattern_regex"],
+        mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "whole.tiktoken")),
+        special_tokens=meta["special_tokens"],
+    )
+    for sample in (
+        text[:3000],
+        "",
+        " \n\t x",
+        "none",
+        "a<|endoftext|>b<|endoftext|>",
+        text[-500:] + "<|endoftext|>",
+    ):
+        assert enc.encode(sample, allowed_special="all") == tok.encode(sample, allowed_special="all")
+    again = Tokenizer.load(tmp_path / "whole")
+    assert again.pattern == "none" and again.encode(text[:3000]) == tok.encode(text[:3000])
+    # files written before the change (pattern_regex "none") still load as `none`
+    meta["pattern_regex"] = "none"
+    (tmp_path / "whole.json").write_text(json.dumps(meta))
+    assert Tokenizer.load(tmp_path / "whole").pattern == "none"
+    # and a file that gives the regex alone (no "pattern" key) loads as `none` too
+    del meta["pattern"]
+    meta["pattern_regex"] = NO_SPLIT_REGEX
+    (tmp_path / "whole.json").write_text(json.dumps(meta))
+    assert Tokenizer.load(tmp_path / "whole").pattern == "none"
 
 
 def test_file_streaming_equals_string_and_parallel_equals_serial(tmp_path, monkeypatch):

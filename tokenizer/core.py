@@ -39,6 +39,8 @@ from ._gc import paused_gc
 from .added_tokens import TokenMatcher, find_disallowed, token_regex
 from .patterns import (
     DEFAULT_PATTERN,
+    NO_SPLIT,
+    NO_SPLIT_REGEX,
     check_pattern_name,
     compile_split,
     resolve_pattern,
@@ -175,7 +177,8 @@ class Tokenizer:
 
     @property
     def pattern_regex(self) -> str:
-        return resolve_pattern(self.pattern)
+        """The split as a regex (a name resolved; `none` as NO_SPLIT_REGEX): tiktoken's pat_str."""
+        return NO_SPLIT_REGEX if self.pattern == NO_SPLIT else resolve_pattern(self.pattern)
 
     @property
     def duplicate_ids(self) -> dict[int, int]:

@@ -35,6 +35,7 @@ __all__ = [  # what this module defines, and the re translation's public names, 
     "ENGINE",
     "DEFAULT_PATTERN",
     "NO_SPLIT",
+    "NO_SPLIT_REGEX",
     "O200K_PATTERN",
     "PATTERNS",
     "PATTERN_NAMES",
@@ -119,6 +120,10 @@ PATTERNS: dict[str, str] = {
     "o200k_base": O200K_PATTERN,
 }
 NO_SPLIT = "none"  # the name for "no pre-tokenization": the whole text is one chunk
+# The regex a reader that needs one (tiktoken's pat_str) splits with as NO_SPLIT does: each
+# stretch of text between special tokens is one chunk, and no text gives no chunk. Saved files
+# write it as "pattern_regex"; "none" there would be a regex matching only the word "none".
+NO_SPLIT_REGEX = r"[\s\S]+"
 DEFAULT_PATTERN = "gpt4"  # cl100k's split: what Tokenizer, train and counting use unless told
 PATTERN_NAMES = ("gpt2", "gpt4", "o200k", NO_SPLIT)  # the names the page and the server offer, in order
 REGEX_ENGINES = ("auto", "regex", "re")  # what compile_pattern(engine=...) accepts

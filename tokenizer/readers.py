@@ -28,6 +28,7 @@ from .hf_import import parse_hf
 from .patterns import (
     DEFAULT_PATTERN,
     NO_SPLIT,
+    NO_SPLIT_REGEX,
     PATTERNS,
     TIKTOKEN,
     UNICODE_FLAVOURS,
@@ -372,8 +373,14 @@ def _saved_pattern(meta: dict[str, Any], source: str) -> str:
         check_type(pattern, str, source, "pattern", "a pattern name (gpt2, gpt4, o200k, none) or a regex")
     if regex is not None:
         check_type(regex, str, source, "pattern_regex", "a regex string")
+    if pattern is None and regex == NO_SPLIT_REGEX:
+        return NO_SPLIT
     if pattern in PATTERNS or pattern == NO_SPLIT:
-        if regex is not None and regex != resolve_pattern(pattern):  # an edited file: which one is meant?
+        # NO_SPLIT's regex: "none" in files of before session 16, NO_SPLIT_REGEX since
+        agrees = (
+            regex in (NO_SPLIT, NO_SPLIT_REGEX) if pattern == NO_SPLIT else regex == resolve_pattern(pattern)
+        )
+        if regex is not None and not agrees:  # an edited file: which one is meant?
             raise ValueError(
                 f"{source}: key 'pattern' names {pattern!r}, but 'pattern_regex' is another regex "
                 f"({regex[:60]!r}); they must agree: remove the one you did not mean"
