@@ -310,6 +310,20 @@ def test_core_never_imports_dask_and_missing_dask_is_a_clear_error():
     assert "pip install" in out.stdout and "[dask]" in out.stdout
 
 
+@pytest.mark.parametrize("engine_args", [["--engine", "dask"], ["--scheduler", "tcp://127.0.0.1:8786"]])
+def test_cli_count_without_dask_says_what_to_install(tmp_path, engine_args):
+    """`count --engine dask` without the [dask] extra printed an ImportError traceback and
+    exited 1; it is one `error:` line naming the extra, exit 2, before any counting."""
+    table = tmp_path / "t.counts"
+    argv = ["count", *engine_args, str(TAYLOR), "-q", "-o", str(table)]
+    code = f"import sys\nsys.modules['distributed'] = None\nfrom tokenizer.cli import main\nsys.exit(main({argv!r}))\n"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1, out.stderr
+    assert "pip install" in out.stderr and "[dask]" in out.stderr
+    assert not table.exists()
+
+
 def test_scheduler_unreachable_or_without_workers_is_a_clear_error(monkeypatch):
     import tokenizer.distributed as td
 

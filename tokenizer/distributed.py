@@ -72,7 +72,9 @@ class DistributedCountError(ValueError):
     prints it as an error message rather than a traceback)."""
 
 
-def _import_distributed():
+def import_distributed():
+    """Dask's distributed scheduler, or an ImportError that names the extra to install. The
+    command line calls it before any work, so a missing extra is its one-line error."""
     try:
         import distributed
     except ImportError:
@@ -345,7 +347,7 @@ def _resolve(address: str) -> None:
 
 def _connect(scheduler: Any, workers: int | None):
     """(client, cluster to close or None, we own the client)."""
-    distributed = _import_distributed()
+    distributed = import_distributed()
     if isinstance(scheduler, distributed.Client):
         return scheduler, None, False
     if scheduler is None or scheduler == "local":
@@ -427,7 +429,7 @@ def count_chunks_dask(
     key = pattern_key(pattern)  # validates the pattern before any cluster starts
     if pattern != NO_SPLIT:
         compile_splitter(pattern)
-    distributed = _import_distributed()
+    distributed = import_distributed()
     t0 = time.perf_counter()
     client, cluster, owned = _connect(scheduler, workers)
     try:

@@ -16,10 +16,19 @@ from .stdin_corpus import stdin_as_file
 
 
 def engine_choice(args: argparse.Namespace) -> tuple[str, str | None]:
-    """(engine, scheduler): --scheduler alone means dask; local counting takes no scheduler."""
+    """(engine, scheduler): --scheduler alone means dask; local counting takes no scheduler.
+    Dask is an optional extra: without it `--engine dask` printed an ImportError traceback
+    (exit 1) once the inputs were checked; it is now this command's error, before any work."""
     engine = args.engine or ("dask" if args.scheduler else "local")
     if engine == "local" and args.scheduler:
         raise ValueError("--scheduler is for --engine dask")
+    if engine == "dask":
+        from ..distributed import import_distributed  # Dask itself only when it counts
+
+        try:
+            import_distributed()
+        except ImportError as e:
+            raise ValueError(str(e)) from None
     return engine, args.scheduler
 
 
