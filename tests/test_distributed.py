@@ -344,6 +344,19 @@ def test_a_scheduler_host_that_does_not_resolve_is_named_at_once():
         count_chunks_dask([TAYLOR], "gpt4", "tcp://somehost")
 
 
+def test_a_port_where_nothing_listens_is_named_at_once():
+    """tcp://127.0.0.1:PORT with no scheduler there: Dask retried the refused connection for its
+    whole 30 s connect timeout, then said "Timed out trying to connect"."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        port = closed.getsockname()[1]  # free once closed: nothing listens there
+    started = time.monotonic()
+    with pytest.raises(DistributedCountError, match=rf"nothing listens at 127.0.0.1:{port}"):
+        count_chunks_dask([TAYLOR], "gpt4", f"tcp://127.0.0.1:{port}")
+    assert time.monotonic() - started < 5
+
+
 def test_an_address_that_is_not_a_scheduler_is_a_clear_error():
     """Something else answering there (here an HTTP 403, as a proxy sends): Dask read the reply
     as a frame length, tried to allocate 3 EiB and the CLI printed a MemoryError traceback."""
@@ -353,11 +366,12 @@ def test_an_address_that_is_not_a_scheduler_is_a_clear_error():
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
 
-    def answer() -> None:
+    def answer() -> None:  # every connection, as a real proxy does (the client first checks the port)
         with server:
-            conn, _ = server.accept()
-            with conn:
-                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+            for _ in range(2):
+                conn, _ = server.accept()
+                with conn:
+                    conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
 
     thread = threading.Thread(target=answer, daemon=True)
     thread.start()
