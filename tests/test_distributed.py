@@ -280,6 +280,22 @@ def test_bad_inputs_are_clear_errors(client, tmp_path):
         count_chunks_dask([bad], "gpt4", client)
 
 
+def test_integer_arguments_are_read_as_local_counting_reads_them(client):
+    """count_files(engine="dask") took min_chunk_count=True as 1 and refused numpy's integers
+    (np.int64(2): "must be an integer"), the reverse of engine="local"; both now agree."""
+    np = pytest.importorskip("numpy")
+    want = local([TAYLOR], min_chunk_count=2)
+    got = count_files([TAYLOR], "gpt4", engine="dask", scheduler=client, min_chunk_count=np.int64(2))
+    assert_same_table(got, want)
+    capped = count_chunks_dask(
+        [TAYLOR], "gpt4", client, max_chunks=np.int64(5000), parts_per_file=np.int64(2)
+    )
+    assert capped[1]["max_chunks"] == 5000 and type(capped[1]["max_chunks"]) is int
+    for bad in ({"min_chunk_count": True}, {"parts_per_file": True}, {"workers": True}, {"max_chunks": 2.0}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            count_chunks_dask([TAYLOR], "gpt4", client, **bad)
+
+
 def test_count_files_engine_choice(client):
     files = [str(CORPORA / "taylor*.txt"), str(UDHR)]
     want = local([TAYLOR, UDHR])

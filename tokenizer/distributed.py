@@ -58,6 +58,7 @@ from .streaming import (
     streams_exactly,
 )
 from .tables import TableCap, merge_counts, pattern_key, prune_counts
+from .validate import is_integer, plain_int
 
 REDUCE_FAN_IN = 4  # partial tables merged per reduction task
 RANGE_MAX_BYTES = 64 << 20  # a bigger range only makes a bigger partial table on one worker
@@ -435,9 +436,14 @@ def count_chunks_dask(
     approximation, bounded memory on every worker; not equal to local capped counting.
     progress(phase, done, total, rate, eta) gets phase "count" with bytes counted.
     """
-    if not isinstance(min_chunk_count, int) or min_chunk_count < 1:
+    # Read as counting.count_chunks reads them (count_files gives both engines the same
+    # arguments): numpy's integers are integers, True is not a count.
+    min_chunk_count, parts_per_file, workers, max_chunks = map(
+        plain_int, (min_chunk_count, parts_per_file, workers, max_chunks)
+    )
+    if not is_integer(min_chunk_count) or min_chunk_count < 1:
         raise ValueError(f"min_chunk_count must be an integer >= 1, got {min_chunk_count!r}")
-    if parts_per_file is not None and (not isinstance(parts_per_file, int) or parts_per_file < 1):
+    if parts_per_file is not None and (not is_integer(parts_per_file) or parts_per_file < 1):
         raise ValueError(f"parts_per_file must be an integer >= 1, got {parts_per_file!r}")
     check_workers(workers)
     TableCap(max_chunks)  # checks it
