@@ -296,6 +296,20 @@ def test_integer_arguments_are_read_as_local_counting_reads_them(client):
             count_chunks_dask([TAYLOR], "gpt4", client, **bad)
 
 
+def test_workers_with_a_scheduler_are_refused_not_ignored(client, tmp_path):
+    """`count --scheduler ADDR -j 8` counted on the scheduler's workers and dropped -j without a
+    word: workers is the size of a cluster started here, and a scheduler has its own."""
+    from tokenizer.cli import main
+
+    with pytest.raises(ValueError, match="workers must be left out with a scheduler"):
+        count_chunks_dask([TAYLOR], "gpt4", client, workers=2)
+    with pytest.raises(ValueError, match="workers must be left out with a scheduler"):
+        count_chunks_dask([TAYLOR], "gpt4", client.scheduler.address, workers=2)
+    table = tmp_path / "t.counts"
+    argv = ["count", "--scheduler", client.scheduler.address, "-j", "2", str(TAYLOR), "-q", "-o", str(table)]
+    assert main(argv) == 2 and not table.exists()
+
+
 def test_count_files_engine_choice(client):
     files = [str(CORPORA / "taylor*.txt"), str(UDHR)]
     want = local([TAYLOR, UDHR])

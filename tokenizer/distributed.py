@@ -446,6 +446,12 @@ def count_chunks_dask(
     if parts_per_file is not None and (not is_integer(parts_per_file) or parts_per_file < 1):
         raise ValueError(f"parts_per_file must be an integer >= 1, got {parts_per_file!r}")
     check_workers(workers)
+    if workers is not None and not (scheduler is None or scheduler == "local"):
+        raise ValueError(  # it was dropped without a word: the count ran on the scheduler's workers
+            "workers must be left out with a scheduler: it sizes the local Dask cluster started "
+            "without one, and a scheduler's workers are its own (start more with `dask worker "
+            "ADDRESS --nworkers N --nthreads 1`)"
+        )
     TableCap(max_chunks)  # checks it
     files = expand_inputs(paths_or_globs)
     key = pattern_key(pattern)  # validates the pattern before any cluster starts

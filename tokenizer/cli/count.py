@@ -83,7 +83,12 @@ def add_commands(subparsers) -> None:
     p.add_argument("--pattern", "-p", help="gpt2, gpt4 (default), o200k, none, or a regex")
     # train's spelling of a custom split (train --counts then takes the same --regex)
     p.add_argument("--regex", help="a custom split regex instead of --pattern, as train --regex")
-    p.add_argument("--workers", "-j", type=integer, help="processes (default: all cores for big inputs)")
+    p.add_argument(
+        "--workers",
+        "-j",
+        type=integer,
+        help="processes here, or of the local Dask cluster (default: all cores for big inputs; not with --scheduler)",
+    )
     p.add_argument("--min-chunk-count", type=integer, default=1, help="drop chunks seen fewer times")
     p.add_argument(
         "--max-chunks", type=integer, metavar="N", help="bound the table to N chunks (approximate counts)"
