@@ -439,3 +439,12 @@ def test_hostile_arguments_are_named_errors_not_crashes(call, error, fragment):
     with pytest.raises(error, match=re.escape(fragment)):
         call()
     assert classic.learn("low lower lowest", np.int64(2)) == classic.learn("low lower lowest", 2)
+
+
+def test_cli_learn_negative_merges_names_the_flag(tmp_path, capsys):
+    """`classic learn -s -3 corpus.txt` said "num_merges must be an integer >= 0", a keyword the
+    user never typed, and only after reading the whole corpus; the error names --merges, before
+    any input is read (the missing file below is never opened)."""
+    assert main(["classic", "learn", "-s", "-3", str(tmp_path / "missing.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "--merges must be an integer >= 0" in err and "num_merges" not in err

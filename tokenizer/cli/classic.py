@@ -26,6 +26,10 @@ from .common import STDIO, check_output, integer, read_utf8, ready, real
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
+    if args.merges < 0:  # the library's "num_merges must ..." names a keyword the user never typed
+        raise ValueError(
+            f"--merges must be an integer >= 0 (the number of merges to learn), got {args.merges}"
+        )
     args.inputs = [*args.inputs, *args.more_inputs] or [STDIO]
     if args.output != STDIO:
         check_output(args.output, inputs=args.inputs)
