@@ -8,6 +8,7 @@ import fails here as an eager one would.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 from tests.helpers import ROOT
@@ -131,3 +132,26 @@ def test_the_server_never_imports_the_command_line():
     for path in [ROOT / "server.py", *sorted((ROOT / "playground").rglob("*.py"))]:
         inner, _ = imports_of(module_name(path), path, known)
         assert not {m for m in inner if m == CLI or m.startswith(CLI + ".")}, path.name
+
+
+def layer_row(layer: str) -> str:
+    """The row of docs/ARCHITECTURE.md's layer table for `layer` ("library", "worker's Python")."""
+    lines = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8").splitlines()
+    return next(line for line in lines if line.startswith(f"| {layer} |"))
+
+
+def test_the_architecture_doc_names_every_package_each_layer_imports():
+    """ARCHITECTURE.md's "may import" column is the rule a newcomer reads; it said the library
+    imports `regex` and `numpy` ("the trainer only") while `distributed.py` imports Dask's
+    `distributed`, the encoder's `_batch.py` and `compat.py` numpy, and the worker's
+    `jsmerge.py` `pyodide`: each package a layer imports is now named in its row."""
+    _, outside = import_graph()
+    rows = {"library": layer_row("library"), "worker": layer_row("worker's Python"), "cli": layer_row("CLI")}
+    unnamed = set()
+    for name, packages in outside.items():
+        layer = "cli" if name.startswith(CLI) or name == "tokenizer.__main__" else "library"
+        layer = "worker" if name.startswith("tokenizer.web") else layer
+        for package in packages - set(sys.stdlib_module_names) - {"__future__"}:
+            if f"`{package}`" not in rows[layer] and f"`{package}`" not in rows["library"]:
+                unnamed.add((layer, package, name))
+    assert not unnamed, f"packages imported but not named in ARCHITECTURE.md's layer table: {sorted(unnamed)}"
