@@ -254,6 +254,19 @@ def test_invalid_utf8_names_file_and_offset(tmp_path):
         count_chunks(truncated, "gpt4")
 
 
+def test_a_count_table_with_a_lone_surrogate_is_refused_when_saved(tmp_path):
+    """count_chunks(["a\\ud800b cd"]) counts it (extend reads such text as the encoder does), but
+    save_counts wrote a table that load_counts then refused ("not a count table written by
+    `count`"). It is refused when saved, naming the chunk, and no file is left behind."""
+    counts, stats = count_chunks(["ok", "a\ud800b cd"], "gpt4")
+    path = tmp_path / "c.counts"
+    with pytest.raises(
+        ValueError, match=r"the chunk '\\ud800b' holds a lone surrogate, U\+D800, .*count again"
+    ):
+        save_counts(path, counts, stats)
+    assert not list(tmp_path.iterdir())
+
+
 def test_count_table_round_trip_and_errors(tmp_path):
     counts, stats = count_chunks("Hello, world! Hello 日本 😀 \n\n", "gpt4")
     path = tmp_path / "c.counts"

@@ -91,12 +91,24 @@ def save_counts(path: str | os.PathLike, counts: dict[str, int], meta: dict[str,
     header = {"format": COUNTS_FORMAT, "version": COUNTS_VERSION, **meta}
     with atomic_writer(path) as raw:
         with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
-            text = io.TextIOWrapper(gz, encoding="utf-8", errors="surrogatepass", newline="\n")
+            text = io.TextIOWrapper(gz, encoding="utf-8", newline="\n")
             text.write(json.dumps(header, ensure_ascii=False) + "\n")
             for chunk, n in counts.items():
-                text.write(json.dumps([chunk, n], ensure_ascii=False) + "\n")
+                try:
+                    text.write(json.dumps([chunk, n], ensure_ascii=False) + "\n")
+                except UnicodeEncodeError:  # the temp file is dropped: nothing half-written stays
+                    raise ValueError(_surrogate_chunk(chunk)) from None
             text.flush()
             text.detach()
+
+
+def _surrogate_chunk(chunk: str) -> str:
+    lone = next(c for c in chunk if "\ud800" <= c <= "\udfff")
+    return (
+        f"the chunk {chunk[:40]!r} holds a lone surrogate, U+{ord(lone):04X}, which is not text: no "
+        "count table can hold it (and training refuses it); remove or replace such characters in "
+        "the corpus and count again"
+    )
 
 
 # characters of a table's header line (a dict of a few statistics, well under 1 KB): read no
