@@ -390,7 +390,9 @@ def test_a_busy_machine_does_not_refuse_a_linear_regex(monkeypatch):
     real = regex_check._checked_splitter
     monkeypatch.setattr(regex_check, "_checked_splitter", lambda *a: _Starved(real(*a)))
     warnings = check_split_regex(r"\X", sample="some text, 日本語 🙂\n" * 100)
-    assert [w for w in warnings if "playground page" not in w] == []  # accepted, no coverage warning
+    assert [
+        w for w in warnings if "playground page" not in w and "tiktoken" not in w
+    ] == []  # no coverage warning
     with pytest.raises(ValueError, match="backtracks on long runs"):
         check_split_regex(r"\w*\w*x|\s+|\S")  # cubic: it spends the CPU budget, and is refused
 

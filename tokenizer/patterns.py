@@ -250,10 +250,10 @@ def _compile(name_or_regex: str, engine: str, unicode: str) -> Splitter:
         raise invalid_pattern(pattern, e) from None
 
 
-def compile_split(name_or_regex: str, unicode: str | None = None) -> Splitter:
+def compile_split(name_or_regex: str, unicode: str | None = None, engine: str = "auto") -> Splitter:
     """compile_pattern for an encoder: a pattern with capturing groups splits into whole matches,
     as tiktoken's and HF's splits do (findall would give the groups' text and drop the rest)."""
-    splitter = compile_pattern(name_or_regex, unicode=unicode)
+    splitter = compile_pattern(name_or_regex, engine, unicode)
     if getattr(splitter, "groups", 0) or getattr(splitter, "_groups", 0):
         return WholeMatches(splitter)
     return splitter

@@ -42,6 +42,7 @@ from re import _parser as sre_parser  # type: ignore[attr-defined]
 
 from . import _re_probe
 from ._re_empty import EMPTY_MATCH_REASON
+from ._re_portability import page_warnings, tiktoken_warnings
 from ._re_translate import translate
 from ._re_witness import repeat_texts
 from .patterns import (
@@ -51,7 +52,6 @@ from .patterns import (
     REGEX,
     compile_pattern,
     mistaken_name,
-    regex_importable,
 )
 
 # characters: o200k's pattern, the longest built-in one, has 274; a hand-written split regex
@@ -147,25 +147,9 @@ def check_split_regex(source: str, *, sample: str | None = None) -> list[str]:
     _check_backtracking(source, splitter)
     if sample is None:
         return []
-    return _page_warnings(source) + _coverage_warnings(splitter, sample[:MAX_SAMPLE_CHARS], source)
-
-
-def _page_warnings(source: str) -> list[str]:
-    """A warning when the `regex` package runs the regex but the page cannot: its encoder runs
-    Python's stdlib `re` (Pyodide has no `regex`), to which \\X, \\h, \\R, POSIX classes and
-    properties such as \\p{Emoji} do not translate. The tokenizer then works in Python and on
-    the command line, and the page refuses it when loaded: better said before training."""
-    if not regex_importable():  # here the stdlib translation is what runs: it compiled already
-        return []
-    try:
-        compile_pattern(source, engine="re")
-    except (ValueError, TypeError, OverflowError, RecursionError) as e:
-        reason = re.sub(r"^invalid split pattern .*?: ", "", str(e), count=1, flags=re.S)
-        return [
-            f"the playground page cannot run this split regex ({reason}): its encoder runs Python's "
-            "re in the browser; the tokenizer works in Python and on the command line"
-        ]
-    return []
+    sample = sample[:MAX_SAMPLE_CHARS]
+    coverage = _coverage_warnings(splitter, sample, source)  # first: it also bounds the regex's time
+    return page_warnings(source) + tiktoken_warnings(source, splitter, sample) + coverage
 
 
 def check_hf_split_regex(source: str) -> None:
