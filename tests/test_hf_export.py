@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from pathlib import Path
 
@@ -197,6 +198,28 @@ def test_oniguruma_rewrite_of_possessive_counts():
     # Oniguruma reads `\p{N}{1,3}+` as (\p{N}{1,3})+ and would split "2024" as one chunk.
     assert oniguruma_regex(r"\p{N}{1,3}+|a++") == r"(?>\p{N}{1,3})|a++"
     assert oniguruma_regex(r"[a\]]{2}+\d{3,}+x{2}") == r"(?>[a\]]{2})(?>\d{3,})x{2}"
+
+
+@pytest.mark.parametrize(
+    "regex, text, construct",
+    [
+        (r"\p{L}+|[ ]+$|\s+|\S", "ab  \ncd", "the anchor '$'"),  # a line anchor in Oniguruma
+        (r"(?i:ss)|\p{L}+|\s+|\S", "ßa", "'(?i:ss)'"),  # there also matches 'ß'
+    ],
+)
+def test_a_regex_oniguruma_reads_otherwise_is_not_exported(regex, text, construct, tmp_path):
+    """The import refuses such a Split; the export wrote it, and HF tokenizers then encoded
+    'ab  \\ncd' as [258, 256, 10, 259] where we give [258, 257, 259], without a word."""
+    from tokenizers import Regex, pre_tokenizers
+
+    tok = Tokenizer(get_encoding("gpt2").mergeable_ranks, regex, name="anchored")
+    split = pre_tokenizers.Split(Regex(regex), "isolated")  # HF's reading splits otherwise
+    assert [piece for piece, _ in split.pre_tokenize_str(text)] != tok.split(text)
+    with pytest.raises(
+        ValueError, match=rf"tokenizer 'anchored': the split regex holds {re.escape(construct)}"
+    ):
+        to_hf_json(tok)
+    assert main(["export", "--format", "hf", "-o", str(tmp_path / "t.json"), "gpt2"]) == 0  # named: fine
 
 
 def test_cli_export(tmp_path, training_text):

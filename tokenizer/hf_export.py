@@ -26,9 +26,11 @@ A space before the segment followed by a pattern other than gpt2's has no HF for
 
 Still not expressible: two splits of one token competing for the same symbol (`ab a ba`
 for `aba`), where we take the leftmost and HF the one listed first; and tokens whose bytes
-duplicate an earlier token (only the id the encoder uses is exported). Oniguruma (HF) and
-`regex` (ours) may split a custom pattern differently; the named patterns agree on every
-code point (both sides use Unicode 16.0 tables, as tiktoken does; see patterns.py).
+duplicate an earlier token (only the id the encoder uses is exported). A custom pattern holding
+what Oniguruma (HF) reads otherwise than `regex` (ours) is refused, by the check the import runs
+(hf_conventions.oniguruma_only: `^`/`$` are line anchors there, `&&` and `[` in a class set
+operations, `(?i:ss)` also matches 'ß'); the named patterns agree on every code point (both
+sides use Unicode 16.0 tables, as tiktoken does; see patterns.py).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from ._bpe import cuts_at_token_lengths
 from .added_tokens import hidden_by_dropped
 from .core import Tokenizer
 from .formats import atomic_write_text
-from .hf_conventions import bytes_to_unicode, oniguruma_regex
+from .hf_conventions import bytes_to_unicode, oniguruma_only, oniguruma_regex
 from .patterns import NO_SPLIT, PATTERNS, resolve_pattern
 from .preparation import SEGMENT, Preparation
 
@@ -87,9 +89,17 @@ def split_step(pattern: str) -> dict[str, Any]:
     if not regex:
         raise ValueError("the tokenizer's split pattern is empty")
     named = regex in PATTERNS.values()
+    written = oniguruma_regex(regex)
+    construct = oniguruma_only(written, anchors=not named)  # what the import refuses, refused here too
+    if construct:
+        raise ValueError(
+            f"the split regex holds {construct}, which HF's Oniguruma reads otherwise (`$` and `^` are "
+            "line anchors there), so HF tokenizers would split and encode otherwise: no tokenizer.json "
+            "is written. The .json + .tiktoken pair keeps it exactly"
+        )
     return {
         "type": "Split",
-        "pattern": {"Regex": oniguruma_regex(regex)},
+        "pattern": {"Regex": written},
         "behavior": "Isolated" if named else "Removed",
         "invert": not named,
     }
@@ -178,6 +188,10 @@ def _kept_out_of_vocab(tok: Tokenizer, size: int) -> set[str]:
 
 def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
     """The `tokenizer.json` content (a dict) for `tok`."""
+    try:  # first: a split HF cannot run alike is refused before the vocabulary is built
+        pre = pre_tokenizer(tok.pattern, tok.preparation)
+    except ValueError as e:
+        raise ValueError(f"tokenizer {tok.name!r}: {e}") from None
     ranks = tok.mergeable_ranks
     vocab = {token_string(token): rank for token, rank in sorted(ranks.items(), key=lambda kv: kv[1])}
     if len(set(vocab.values())) != len(vocab):
@@ -204,7 +218,7 @@ def to_hf_json(tok: Tokenizer) -> dict[str, Any]:
         "padding": None,
         "added_tokens": added_tokens,
         "normalizer": normalizer(tok.preparation),
-        "pre_tokenizer": pre_tokenizer(tok.pattern, tok.preparation),
+        "pre_tokenizer": pre,
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
         "model": {

@@ -95,7 +95,7 @@ from .hf_added import (
 from .hf_conventions import (
     bytes_to_unicode,
     hex_escapes_from_oniguruma,
-    multi_char_fold,
+    oniguruma_only,
     regex_from_oniguruma,
     word_escapes_from_oniguruma,
 )
@@ -349,7 +349,7 @@ def _split_pattern(step: Any, source: str) -> str:
         regex = regex_from_oniguruma(written)
         # Oniguruma's own constructs first: BLOOM's nested class `[^(\s|[.,!?])]` is valid there
         # and read as "unbalanced parenthesis" by our engine, which said "fix the syntax".
-        construct = _oniguruma_only(written, anchors=regex not in PATTERNS.values())
+        construct = oniguruma_only(written, anchors=regex not in PATTERNS.values())
         if construct:
             refuse(source, "pre_tokenizer Split regex with", construct, "Oniguruma gives it another meaning")
         try:
@@ -369,37 +369,6 @@ def _split_pattern(step: Any, source: str) -> str:
         return named or f"(?:{regex})|(?:(?!(?:{regex}))[\\s\\S])+"
     refuse(source, "pre_tokenizer Split with", f"behavior={behavior!r}, invert={invert}")
     raise AssertionError  # _refuse always raises
-
-
-def _oniguruma_only(regex: str, anchors: bool = True) -> str | None:
-    """The first construct whose meaning is Oniguruma's own: `^` and `$` are line anchors there
-    (Ruby syntax: "x$" matches before every newline), `X{1,3}+` is `(?:X{1,3})+` (no possessive),
-    `&&` in a class an intersection and `[` in a class a nested class (literals for us), and
-    `(?i:ss)` also matches "ß" (hf_conventions.multi_char_fold). The
-    named patterns' `\\s++$` is safe (anchors=False): the possessive run takes every newline."""
-    depth, i = 0, 0
-    while i < len(regex):
-        ch = regex[i]
-        if ch == "\\":
-            i += 1
-        elif depth and (ch == "[" or regex.startswith("&&", i)):
-            return f"{regex[i : i + 2] if ch == '&' else ch!r} in a character class"
-        elif ch == "[":
-            depth, i = 1, i + (2 if regex.startswith("[^", i) else 1)
-            i += regex[i : i + 1] == "]"  # a ] first in a class is a literal
-            continue
-        elif ch == "]" and depth:
-            depth = 0
-        elif ch in "^$" and not depth and anchors:
-            return f"the anchor {ch!r}"
-        elif ch == "{" and not depth and (interval := re.match(r"\{\d*,?\d*\}\+", regex[i:])):
-            return f"{interval.group()!r} (a repeated interval; a possessive one is (?>X{interval.group()[:-1]}))"
-        i += 1
-    folded = multi_char_fold(regex)
-    return (
-        folded
-        and f"{folded!r} (case-insensitive letters there also match the one character they fold to, 'ß' for 'ss')"
-    )
 
 
 def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> tuple[dict[bytes, int], set[int]]:
