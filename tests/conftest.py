@@ -1,6 +1,7 @@
 """Shared test set-up. Paths and helpers live in tests/helpers.py (import them from there);
 the browser fixtures live in tests/browser/conftest.py, so unit runs never build web/dist.
-The server's fixtures are here (its helpers in tests/server_helpers.py)."""
+The server's fixtures are here (its helpers in tests/server_helpers.py), and the HF oracles'
+fixtures of the tokenizer.json importer's tests (theirs in tests/hf_oracles.py)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,23 @@ def live(app):
 
     with serving(app) as hostport:
         yield hostport
+
+
+# ----- HF tokenizers trained per byte-level shape (tests/hf_oracles.py) --------------------
+# For the test_hf_import*.py files. Module-scoped, as they were in the one file they came from:
+# each module gets its own (a test may change a reference, as the Llama 3 post-processor test does).
+
+
+@pytest.fixture(scope="module")
+def texts() -> dict[str, str]:
+    from tests.hf_oracles import shape_texts
+
+    return shape_texts()
+
+
+@pytest.fixture(scope="module")
+def trained(texts, tmp_path_factory) -> dict[str, tuple[object, object]]:
+    """shape -> (HF's tokenizer, ours loaded from the tokenizer.json HF saved), built once a module."""
+    from tests.hf_oracles import trained_shapes
+
+    return trained_shapes(texts, tmp_path_factory.mktemp)

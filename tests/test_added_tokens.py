@@ -1,5 +1,5 @@
 """tokenizer/added_tokens.py: the special-token regex (HF's options are tested with `tokenizers`
-itself in test_hf_import.py)."""
+itself in test_hf_import_added_tokens.py)."""
 
 import re
 import time

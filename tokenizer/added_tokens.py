@@ -6,7 +6,7 @@ every case. (Of two that start at the same place, tiktoken takes whichever its R
 lists first, an order unrelated to the tokens; the README says so.) A HF tokenizer.json's added tokens may carry options that change what a
 match covers; `AddedMatching` (a part of the Preparation, preparation.py) holds them, and
 `TokenMatcher` finds the tokens as HF's `AddedVocabulary::find_matches` does, every rule pinned
-with `tokenizers` itself (tests/test_hf_import.py):
+with `tokenizers` itself (tests/test_hf_import_added_tokens.py):
 
 - the matches are found as ours are (an Aho-Corasick LeftmostLongest scan), then each is taken
   or dropped in text order; the scan never looks again inside a dropped match.
