@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.pages import BOOT_TIMEOUT_MS, Guard
+from tests.browser.pages import BOOT_TIMEOUT_MS, Guard, reset_playground
 from tests.helpers import missing
 
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
@@ -183,3 +183,12 @@ def app_page(_shared):
     page, guard = _shared
     yield page
     guard.check()
+
+
+@pytest.fixture
+def page(app_page):
+    """The shared page, put back as it opened after each test (pages.reset_playground: default
+    options, only the default panels). The playground's test files use it; a file whose tests
+    change other state (Learn mode, the watchdog, ...) defines its own `page`."""
+    yield app_page
+    reset_playground(app_page)

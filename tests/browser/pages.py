@@ -6,7 +6,7 @@ Shared here so that no test file imports another (tests/browser/conftest.py hold
 from __future__ import annotations
 
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from tokenizer import get_encoding
 
@@ -18,6 +18,22 @@ MULTILINGUAL = (
     "Emoji: 🙂👍🏽 👩‍💻 🇯🇵 — and numbers 1234567, tabs\tand  spaces.\n"
 )
 TYPED = " 世界🙂ü!"  # typed key by key, after the fill
+
+DEFAULTS = ["cl100k_base", "o200k_base"]  # the panels the page opens with
+# The view options (checkbox ids) as the page opens: what the playground's tests put back.
+OPTIONS = {"opt-whitespace": True, "opt-ids": False, "opt-split": False, "opt-diff": False}
+
+
+def reset_playground(page: Page) -> None:
+    """Put the shared page back as it opened: pointer away (no tooltip), default options, only
+    the default panels; the playground's test files call it after each test that shares it."""
+    page.mouse.move(0, 0)
+    for opt, default in OPTIONS.items():
+        page.locator(f"#{opt}").set_checked(default)
+    for name in page.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)"):
+        if name not in DEFAULTS:
+            panel(page, name).locator("button.remove").click()
+    expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
 
 
 def panel(page: Page, encoding: str):
