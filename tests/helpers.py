@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tokenizer.patterns import compile_pattern
+
 ROOT = Path(__file__).resolve().parents[1]
 # The shared corpora sit next to the checkout (../shared/corpora); BPE_CORPORA names them when
 # the checkout lives elsewhere (e.g. a clone in a temporary folder).
@@ -36,3 +38,23 @@ def added_token(token_id: int, content: str, **options: bool) -> dict:
     say otherwise."""
     fields = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
     return {"id": token_id, "content": content, **fields, **options}
+
+
+# ----- the trainer's tests (test_train*.py) -------------------------------------------------
+
+PATTERNS = ["gpt2", "gpt4", "o200k", "none"]  # the named split patterns the trainer is checked with
+
+
+def corpus(name: str, limit: int | None = None) -> str:
+    """A corpus file's text (its first `limit` characters); the test is skipped where it is missing."""
+    path = CORPORA / name
+    if not path.exists():
+        pytest.skip(f"corpus {name} not found at {path}")
+    return path.read_text(encoding="utf-8")[:limit]
+
+
+def chunks_of(text: str, pattern: str) -> list[str]:
+    """`text` split by the named `pattern` ("none": the whole text, one chunk), as train splits it."""
+    if pattern == "none":
+        return [text] if text else []
+    return compile_pattern(pattern).findall(text)
