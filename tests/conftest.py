@@ -71,3 +71,23 @@ def trained(texts, tmp_path_factory) -> dict[str, tuple[object, object]]:
     from tests.hf_oracles import trained_shapes
 
     return trained_shapes(texts, tmp_path_factory.mktemp)
+
+
+# ----- the worker's Python side (tokenizer.web.bridge): test_bridge*.py ---------------------
+
+
+@pytest.fixture(scope="module")
+def reference_encodings() -> None:
+    """The reference encodings loaded into the bridge, as the page's worker loads them (once a
+    module: the bridge keeps them in its own table for the rest of the process)."""
+    import json
+
+    from tests.helpers import BRIDGE_ENCODINGS, JsUint8Array
+    from tokenizer import get_encoding
+    from tokenizer.encodings import build_blobs
+    from tokenizer.web import bridge
+
+    blobs = build_blobs()
+    for name in BRIDGE_ENCODINGS:
+        info = json.loads(bridge.load_blob(name, JsUint8Array(blobs[name].read_bytes())))
+        assert info["name"] == name and info["n_ranks"] == len(get_encoding(name).mergeable_ranks)

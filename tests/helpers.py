@@ -6,6 +6,7 @@ CORPORA is the real text of `../shared/corpora` (see its README); tests read it,
 from __future__ import annotations
 
 import os
+from array import array
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,52 @@ def chunks_of(text: str, pattern: str) -> list[str]:
     if pattern == "none":
         return [text] if text else []
     return compile_pattern(pattern).findall(text)
+
+
+# ----- the worker's Python side (tokenizer.web.bridge) in CPython (test_bridge*.py) ----------
+# JavaScript arguments reach the bridge as Pyodide proxies; the fakes below have the two methods
+# the bridge may call on them, and fail if it iterates them instead (element by element across
+# the JS boundary, ~100x slower than one copy).
+
+BRIDGE_ENCODINGS = ("gpt2", "cl100k_base", "o200k_base")  # loaded into the bridge for its tests
+
+
+class JsUint8Array:
+    """What Python gets for a JS Uint8Array under Pyodide: a proxy with to_bytes()."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def to_bytes(self) -> bytes:
+        return bytes(self.data)
+
+    def __iter__(self):
+        raise AssertionError("the bridge iterated a JS buffer instead of copying it with to_bytes()")
+
+
+class JsArray:
+    """What Python gets for a JS Array under Pyodide: a proxy with to_py()."""
+
+    def __init__(self, values: list) -> None:
+        self.values = values
+
+    def to_py(self) -> list:
+        return list(self.values)
+
+
+class JsTypedArray:
+    """What Python gets for a JS typed array under Pyodide: to_py() is a memoryview of it."""
+
+    def __init__(self, values: array) -> None:
+        self.values = values
+
+    def to_py(self) -> memoryview:
+        return memoryview(self.values)
+
+    def __iter__(self):
+        raise AssertionError("the bridge iterated a JS array instead of converting it with to_py()")
+
+
+def int32s(data: bytes) -> list[int]:
+    """The int32 values of a buffer the bridge returns (ids, lengths, offsets), as a list."""
+    return array("i", data).tolist()
