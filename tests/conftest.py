@@ -45,6 +45,28 @@ def client(app):
 
 
 @pytest.fixture
+def full_app(server_dirs):
+    """The app with the real (default) limits: 16 MB of text, 1 MB per other field.
+    No job ever starts (MAX_RUNNING_JOBS=0): a request that passes every check is queued, 202."""
+    import threading
+
+    from playground import create_app
+
+    web, data = server_dirs
+    threads = threading.active_count()
+    app = create_app({"WEB_DIR": web, "DATA_DIR": data, "MAX_RUNNING_JOBS": 0, "MAX_QUEUED_JOBS": 10_000})
+    yield app
+    app.extensions["bpe_jobs"].shutdown()
+    assert threading.active_count() == threads  # no request left a thread behind
+
+
+@pytest.fixture
+def full(full_app):
+    """A test client of full_app (the hostile-request tests, test_api_hostile*.py)."""
+    return full_app.test_client()
+
+
+@pytest.fixture
 def live(app):
     """The same app on a real socket: '127.0.0.1:PORT'."""
     from tests.server_helpers import serving

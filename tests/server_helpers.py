@@ -1,7 +1,8 @@
 """Helpers of the server tests (playground/, server.py): a small built page, tokenizer files,
 raw HTTP that no client normalizes, and a live server on an ephemeral port.
 
-The fixtures built from them (`server_dirs`, `app`, `client`, `live`) are in tests/conftest.py.
+The fixtures built from them (`server_dirs`, `app`, `client`, `live`, and the hostile-request
+tests' `full_app` and `full`) are in tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote_from_bytes
 
 from tokenizer import Tokenizer
 
@@ -194,3 +196,49 @@ def alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+# ----- hostile requests to POST /api/train (test_api_hostile*.py) --------------------------------
+
+FAST = 1.0  # seconds: every hostile request is answered within this (the issue's bound)
+MiB = 1024 * 1024
+
+
+def multipart(fields: dict[str, bytes], boundary: str = "h0stile") -> tuple[bytes, str]:
+    """A multipart body with each field's value as raw bytes (no client re-encodes them)."""
+    body = b"".join(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode() + value + b"\r\n"
+        for name, value in fields.items()
+    )
+    return body + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def with_base_file(filename: str, data: bytes) -> tuple[bytes, str]:
+    """An extend request (add 10 merges to an uploaded base file, on GOOD text) as a multipart body."""
+    part = f'--h0stile\r\nContent-Disposition: form-data; name="base_file"; filename="{filename}"\r\n\r\n'
+    extra, content_type = multipart({"add": b"10", "text": GOOD})
+    return part.encode() + data + b"\r\n" + extra, content_type
+
+
+def send(client, body: bytes, content_type: str):
+    """POST /api/train; returns (response, seconds). Asserts a JSON answer that is never a 500."""
+    started = time.perf_counter()
+    resp = client.post(
+        "/api/train", data=body, content_type=content_type, headers={"Origin": "http://localhost"}
+    )
+    seconds = time.perf_counter() - started
+    assert resp.status_code < 500, resp.get_json()
+    assert resp.is_json and isinstance(resp.get_json(), dict)
+    return resp, seconds
+
+
+def urlencoded(fields: dict[str, bytes]) -> bytes:
+    """An application/x-www-form-urlencoded body with each field's value percent-encoded as bytes."""
+    return "&".join(f"{k}={quote_from_bytes(v)}" for k, v in fields.items()).encode()
+
+
+def assert_refused(resp, seconds, status, fragment):
+    """`send`'s answer is a `status` refusal whose error holds `fragment`, given within FAST."""
+    assert resp.status_code == status, resp.get_json()
+    assert fragment in resp.get_json()["error"], resp.get_json()
+    assert seconds < FAST, seconds
