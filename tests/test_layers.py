@@ -164,6 +164,27 @@ def test_no_hand_written_python_file_in_the_repository_is_longer_than_the_limit(
     assert not long, f"hand-written Python files over {MAX_LINES} lines (split them by concern): {long}"
 
 
+def test_no_test_file_imports_another():
+    """Issue 13: shared helpers and fixtures live in helper modules (tests/helpers.py, oracles.py,
+    server_helpers.py, ...) and conftest.py files; a test file importing another (as
+    `from test_browser import panel` once did) also collects and runs the other's tests there."""
+    tests = ROOT / "tests"
+    offenders = {}
+    for path in sorted(tests.rglob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            hits = [name for name in names if name.rpartition(".")[2].startswith("test_")]
+            if hits:
+                offenders.setdefault(str(path.relative_to(ROOT)), []).extend(hits)
+    assert not offenders, f"test files importing test files (move what they share to a helper): {offenders}"
+
+
 def test_the_server_never_imports_the_command_line():
     """ARCHITECTURE.md: the server (server.py, playground/) imports the library and Flask, never
     tokenizer.cli (what both need lives in the library, e.g. validate.DECIMAL and REAL)."""
