@@ -1,7 +1,7 @@
 """tokenizer.compat answers exactly what real tiktoken answers: ids, bytes, offsets, errors,
 pickles and the model -> encoding table, for every named encoding.
 
-The oracle is tiktoken itself (tests/oracles.py's `real`): each encoding is built by tiktoken's
+The oracle is tiktoken itself (tests/oracles.py's `tiktoken_reference`): each encoding is built by tiktoken's
 own constructor (tiktoken_ext.openai_public, so its pattern and special tokens are tiktoken's),
 with only the rank loaders answering from our shipped ranks instead of downloading. The
 arguments in every form tiktoken takes or refuses are in test_compat_arguments.py, custom
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import tokenizer.compat as compat
 from tests.helpers import corpus_text
-from tests.oracles import real
+from tests.oracles import tiktoken_reference
 
 NAMES = compat.list_encoding_names()
 
@@ -40,7 +40,7 @@ HYPOTHESIS = settings(deadline=None, max_examples=150, suppress_health_check=[He
 
 
 def specials(name: str) -> list[str]:
-    return sorted(real(name)._special_tokens)
+    return sorted(tiktoken_reference(name)._special_tokens)
 
 
 def with_specials(text: str, specials: list[str]) -> str:
@@ -63,7 +63,7 @@ def test_encoding_names_are_tiktokens():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_encoding_definition_is_tiktokens(name):
-    ours, theirs = compat.get_encoding(name), real(name)
+    ours, theirs = compat.get_encoding(name), tiktoken_reference(name)
     assert ours is compat.get_encoding(name)  # built once
     assert (ours.name, ours._pat_str) == (theirs.name, theirs._pat_str)
     assert ours._special_tokens == theirs._special_tokens
@@ -89,7 +89,7 @@ def test_encoding_definition_is_tiktokens(name):
 @pytest.mark.parametrize("text", corpus_samples())
 @pytest.mark.parametrize("name", NAMES)
 def test_real_text_ids_bytes_offsets(name, text):
-    ours, theirs = compat.get_encoding(name), real(name)
+    ours, theirs = compat.get_encoding(name), tiktoken_reference(name)
     ids = theirs.encode_ordinary(text)
     assert ours.encode_ordinary(text) == ids
     assert ours.encode(text, disallowed_special=()) == ids
@@ -123,7 +123,7 @@ texts = st.one_of(
 @HYPOTHESIS
 @given(name=st.sampled_from(NAMES), text=texts)
 def test_hyp_text_matches_tiktoken(name, text):
-    ours, theirs = compat.get_encoding(name), real(name)
+    ours, theirs = compat.get_encoding(name), tiktoken_reference(name)
     for allowed in ("all", frozenset(), frozenset(specials(name)[:1])):
         expected = theirs.encode(text, allowed_special=allowed, disallowed_special=())
         assert ours.encode(text, allowed_special=allowed, disallowed_special=()) == expected
@@ -143,7 +143,7 @@ def test_hyp_text_matches_tiktoken(name, text):
     name=st.sampled_from(NAMES), data=st.one_of(st.binary(), st.text().map(str.encode)), cut=st.integers(0)
 )
 def test_hyp_bytes_match_tiktoken(name, data, cut):
-    ours, theirs = compat.get_encoding(name), real(name)
+    ours, theirs = compat.get_encoding(name), tiktoken_reference(name)
     data = data[: cut % (len(data) + 1)]
     assert ours._encode_bytes(data) == theirs._encode_bytes(data)
     if data:  # tiktoken's Rust panics on an empty piece; ours gives []
@@ -164,7 +164,7 @@ def test_hyp_bytes_match_tiktoken(name, data, cut):
 @settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(["gpt2", "cl100k_base", "o200k_base"]), text=st.text(max_size=12))
 def test_hyp_encode_with_unstable_matches_tiktoken(name, text):
-    ours, theirs = compat.get_encoding(name), real(name)
+    ours, theirs = compat.get_encoding(name), tiktoken_reference(name)
     stable, completions = ours.encode_with_unstable(text, disallowed_special=())
     expected_stable, expected_completions = theirs.encode_with_unstable(text, disallowed_special=())
     assert stable == expected_stable
@@ -175,7 +175,7 @@ def test_hyp_encode_with_unstable_matches_tiktoken(name, text):
     "text", ["hello fanta", "hello world  ", "x\n\n", "def f(x):\n    return", " 日本語"]
 )
 def test_encode_with_unstable_examples(text):
-    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    ours, theirs = compat.get_encoding("cl100k_base"), tiktoken_reference("cl100k_base")
     stable, completions = ours.encode_with_unstable(text)
     expected_stable, expected_completions = theirs.encode_with_unstable(text)
     assert stable == expected_stable
@@ -199,7 +199,7 @@ def test_encode_with_unstable_examples(text):
 )
 def test_disallowed_special_raises_tiktokens_error(kwargs):
     text = "<|endoftext|> hello <|fim_prefix|>"
-    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    ours, theirs = compat.get_encoding("cl100k_base"), tiktoken_reference("cl100k_base")
     with pytest.raises(ValueError) as expected:
         theirs.encode(text, **kwargs)
     with pytest.raises(ValueError) as raised:
@@ -211,7 +211,7 @@ def test_disallowed_special_raises_tiktokens_error(kwargs):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_unknown_tokens_raise_tiktokens_key_errors(name):
-    ours, theirs = compat.get_encoding(name), real(name)
+    ours, theirs = compat.get_encoding(name), tiktoken_reference(name)
     gap = theirs.max_token_value + 1
     for call, arg in [
         ("decode_single_token_bytes", gap),
@@ -229,7 +229,7 @@ def test_unknown_tokens_raise_tiktokens_key_errors(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_single_tokens_round_trip_like_tiktoken(name):
-    ours, theirs = compat.get_encoding(name), real(name)
+    ours, theirs = compat.get_encoding(name), tiktoken_reference(name)
     for token in [*range(0, ours.n_vocab, 997), *ours._special_tokens.values()]:
         try:
             token_bytes = theirs.decode_single_token_bytes(token)
@@ -243,7 +243,7 @@ def test_single_tokens_round_trip_like_tiktoken(name):
 
 def test_shared_special_id_decodes_like_tiktoken():
     """o200k_harmony names 200018 twice; tiktoken's hash map (no random seed) picks <|endofprompt|>."""
-    ours, theirs = compat.get_encoding("o200k_harmony"), real("o200k_harmony")
+    ours, theirs = compat.get_encoding("o200k_harmony"), tiktoken_reference("o200k_harmony")
     for text in ("<|endofprompt|>", "<|reserved_200018|>"):
         ids = theirs.encode(text, allowed_special="all")
         assert ours.encode(text, allowed_special="all") == ids == [200018]
@@ -256,7 +256,7 @@ def test_special_id_shared_with_a_merged_token_works_as_in_tiktoken():
     """A GPT-2 vocab.json read straight into ranks holds b"<|endoftext|>" at 50256, and code that
     builds a tiktoken Encoding from it also names <|endoftext|> 50256 as a special token: tiktoken
     accepts that (the id decodes as the merged token's bytes), so a drop-in must too."""
-    base = real("gpt2")
+    base = tiktoken_reference("gpt2")
     ranks = {**base._mergeable_ranks, b"<|endoftext|>": 50256, b"<|x|>": 50257}
     kwargs = dict(
         pat_str=base._pat_str, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256, "<|y|>": 50257}

@@ -3,7 +3,7 @@ tiktoken refuses it (the same exception type): numpy arrays and integers as ids,
 arguments, allowed_special and disallowed_special as sets, lists, dicts or None, ids in the
 constructor, text with lone surrogates. Code run against compat must not break under tiktoken.
 
-The oracle is tiktoken itself (tests/oracles.py's `real`).
+The oracle is tiktoken itself (tests/oracles.py's `tiktoken_reference`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import tiktoken
 import tiktoken.model
 
 import tokenizer.compat as compat
-from tests.oracles import real
+from tests.oracles import tiktoken_reference
 
 
 def test_encode_to_numpy():
-    ours, theirs = compat.get_encoding("o200k_base"), real("o200k_base")
+    ours, theirs = compat.get_encoding("o200k_base"), tiktoken_reference("o200k_base")
     text = "numpy <|endoftext|> array"
     got = ours.encode_to_numpy(text, allowed_special="all")
     assert got.dtype == np.uint32
@@ -29,7 +29,7 @@ def test_encode_to_numpy():
 @pytest.mark.parametrize("text", ["ab\ud800cd <|endoftext|>", "\udfff hello", "x\ud800"])
 def test_lone_surrogates_raise_where_tiktoken_raises(call, text):
     """encode repairs a lone surrogate; these two hand the text to tiktoken's Rust as it is."""
-    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    ours, theirs = compat.get_encoding("cl100k_base"), tiktoken_reference("cl100k_base")
     with pytest.raises(UnicodeEncodeError) as expected:
         getattr(theirs, call)(text, allowed_special="all")
     with pytest.raises(UnicodeEncodeError) as raised:
@@ -41,7 +41,7 @@ def test_lone_surrogates_raise_where_tiktoken_raises(call, text):
 def test_numpy_and_other_integer_ids_decode_like_tiktoken():
     """decode(encode_to_numpy(text)) raised TypeError (ids must be int, not uint32): tiktoken's Rust
     reads any integer, numpy's and bools too; an id outside u32 is an OverflowError there."""
-    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    ours, theirs = compat.get_encoding("cl100k_base"), tiktoken_reference("cl100k_base")
     ids = ours.encode_to_numpy("hello world")
     for tokens in (ids, list(ids), ids.astype(np.int64), [True, np.int32(15339)]):
         for call in ("decode", "decode_bytes", "decode_tokens_bytes", "decode_with_offsets"):
@@ -84,7 +84,7 @@ def test_bytes_arguments_refused_as_tiktoken_refuses_them(call, bad):
     """encode_single_token(None) and _encode_bytes("ab") raised AttributeError ('NoneType' object
     has no attribute 'decode'), and encode_single_token(memoryview(b"ab")) answered 370 where
     tiktoken's Rust, which reads `bytes` alone, raises TypeError; a str is text to the first two."""
-    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    ours, theirs = compat.get_encoding("cl100k_base"), tiktoken_reference("cl100k_base")
     try:
         expected = getattr(theirs, call)(bad)
     except TypeError:
@@ -115,7 +115,7 @@ def test_ids_that_are_not_a_sequence_are_refused_where_tiktoken_refuses_them(cal
     """decode({1, 2}), decode({1: 0}) and decode(iter(ids)) answered where tiktoken's Rust raises
     TypeError (it reads ids only from a sequence): code run here broke under tiktoken, and a set
     decoded in its own order. decode_tokens_bytes, a Python loop in tiktoken, takes any iterable."""
-    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    ours, theirs = compat.get_encoding("cl100k_base"), tiktoken_reference("cl100k_base")
     try:
         expected = getattr(theirs, call)(make())
     except TypeError:
@@ -155,7 +155,7 @@ def test_allowed_special_in_every_form_as_tiktoken_takes_it(text, allowed, disal
     answered where tiktoken raises TypeError (its Rust reads a set of str alone), so code run
     here broke under tiktoken; the error types now come in tiktoken's order (its `set - allowed`,
     then the disallowed check's ValueError, then the set check) for encode and its variants."""
-    ours, theirs = compat.get_encoding("cl100k_base"), real("cl100k_base")
+    ours, theirs = compat.get_encoding("cl100k_base"), tiktoken_reference("cl100k_base")
     kwargs = {"allowed_special": allowed, "disallowed_special": disallowed}
     for call in ("encode", "encode_to_numpy", "encode_with_unstable", "encode_batch"):
         arg = [text] if call == "encode_batch" else text

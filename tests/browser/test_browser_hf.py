@@ -10,13 +10,12 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.pages import drop_files, panel, type_text, wait_ids
+from tests.browser.pages import DEFAULTS, drop_files, panel, type_text, wait_ids
 from tests.helpers import corpus_text
 
 hf = pytest.importorskip("tokenizers")
 from tokenizers import models, normalizers, pre_tokenizers, trainers  # noqa: E402
 
-DEFAULTS = 2  # panels the page opens with (cl100k_base, o200k_base)
 QWEN2 = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
     r"|\s*[\r\n]+|\s+(?!\S)|\s+"
@@ -43,7 +42,7 @@ def page(app_page: Page):
     for name in app_page.get_by_test_id("panel").evaluate_all("els => els.map(e => e.dataset.encoding)"):
         if name in ("roberta", "qwen2", "neox"):
             panel(app_page, name).locator("button.remove").click()
-    expect(app_page.get_by_test_id("panel")).to_have_count(DEFAULTS)
+    expect(app_page.get_by_test_id("panel")).to_have_count(len(DEFAULTS))
 
 
 def test_roberta_and_qwen2_files_give_hf_ids_and_a_lowercasing_one_is_refused(page: Page):
@@ -71,7 +70,7 @@ def test_roberta_and_qwen2_files_give_hf_ids_and_a_lowercasing_one_is_refused(pa
     msg = page.get_by_test_id("load-message")
     expect(msg).to_contain_text("lowercase.json: normalizer 'Lowercase' is not supported")
     expect(msg).to_have_class("message error")
-    expect(page.get_by_test_id("panel")).to_have_count(DEFAULTS + 2)
+    expect(page.get_by_test_id("panel")).to_have_count(len(DEFAULTS) + 2)
 
 
 def test_added_tokens_that_are_not_special_give_hf_ids_in_every_mode(page: Page):

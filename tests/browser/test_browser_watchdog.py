@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.pages import panel, wait_ids
+from tests.browser.pages import DEFAULTS, panel, wait_ids
 from tests.helpers import CORPORA
 from tokenizer import Tokenizer, formats, get_encoding, train
 
-DEFAULTS = ["cl100k_base", "o200k_base"]
 # Nested repeats: on 34 `a`s and no `b`, stdlib re tries about 2^34 ways before giving up.
 SLOW_PATTERN = r"(?:a+)+b|\s+|\S"
 DECODE_RUNS = 3  # the 200,000-id decode is timed as the best of this many runs (a shared 2-core box)
