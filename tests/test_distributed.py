@@ -23,6 +23,7 @@ distributed = pytest.importorskip("distributed")
 from tests.helpers import CORPORA  # noqa: E402
 from tokenizer.counting import count_chunks, count_files, expand_inputs, range_cuts  # noqa: E402
 from tokenizer.distributed import (  # noqa: E402
+    CONNECT_TIMEOUT_S,
     DistributedCountError,
     _check_coverage,
     _count_job,
@@ -385,6 +386,20 @@ def test_a_port_where_nothing_listens_is_named_at_once():
     with pytest.raises(DistributedCountError, match=rf"nothing listens at 127.0.0.1:{port}"):
         count_chunks_dask([TAYLOR], "gpt4", f"tcp://127.0.0.1:{port}")
     assert time.monotonic() - started < 5
+
+
+def test_a_scheduler_that_never_answers_is_waited_for_once(monkeypatch):
+    """The port probe added for refused connections waited CONNECT_TIMEOUT_S on a host that drops
+    packets, then let Dask's connect wait as long again: 60 s before a word."""
+    import socket
+
+    def silent(address, timeout=None):
+        assert timeout == CONNECT_TIMEOUT_S
+        raise TimeoutError("timed out")  # what create_connection raises when nothing answers
+
+    monkeypatch.setattr(socket, "create_connection", silent)
+    with pytest.raises(DistributedCountError, match=r"no answer from 127.0.0.1:8786 within 30 s"):
+        count_chunks_dask([TAYLOR], "gpt4", "tcp://127.0.0.1:8786")
 
 
 def test_an_address_that_is_not_a_scheduler_is_a_clear_error():

@@ -349,14 +349,20 @@ def _resolve(address: str) -> None:
 
 def _refuse_closed_port(address: str, host: str, port: int) -> None:
     """A refused connection is an error at once: Dask retries it for the whole CONNECT_TIMEOUT_S
-    (a scheduler not started, or a wrong port, took 30 s to say "Timed out"). Other failures
-    (no answer, no route) are left to Dask's connect, which reports them in its own words."""
+    (a scheduler not started, or a wrong port, took 30 s to say "Timed out"). No answer within
+    that time is an error too (Dask's connect would wait as long again). Other failures (no
+    route) are left to Dask's connect, which reports them in its own words."""
     try:
         socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
     except ConnectionRefusedError:
         raise DistributedCountError(
             f"cannot reach the Dask scheduler at {address}: nothing listens at {host}:{port} (connection "
             f"refused); start one with `dask scheduler`, or give the address it prints"
+        ) from None
+    except TimeoutError:
+        raise DistributedCountError(
+            f"cannot reach the Dask scheduler at {address}: no answer from {host}:{port} within "
+            f"{CONNECT_TIMEOUT_S} s; check the address, and that no firewall drops the connection"
         ) from None
     except OSError:
         pass
