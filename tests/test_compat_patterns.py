@@ -23,7 +23,11 @@ def test_a_custom_pattern_uses_tiktokens_unicode():
     """tiktoken's Rust regex is at Unicode 16.0 for any pat_str: U+0558 (a letter since 17.0) is
     no letter there, so "a\u0558b" is three pieces and the token trained on it as one is not used."""
     pattern = r"\p{L}+|\p{N}+|\s+|[^\s\p{L}\p{N}]+"
-    ranks = train("a\u0558b " * 50, 270, regex=pattern).mergeable_ranks
+    # training (the regex package's newer tables) says so: tiktoken splits 'a' off 'a\u0558b'
+    with pytest.warns(
+        UserWarning, match=r"tiktoken reads this split regex otherwise .* splits off 'a' where"
+    ):
+        ranks = train("a\u0558b " * 50, 270, regex=pattern).mergeable_ranks
     ours = compat.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     theirs = tiktoken.Encoding("t", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
     for text in ("a\u0558b", "x\u05c8y 1\U00011de02 \u20c1\u20c1", "a\u0558b " * 3):
