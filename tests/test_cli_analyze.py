@@ -243,3 +243,28 @@ def test_a_folder_as_a_text_file_says_how_to_give_its_files(capsys, tmp_path):
             err
             == f"error: {folder}: is a directory, not a text file; give the files in it ({folder}/*.txt)\n"
         )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["stats", "-", "-", "-t", "gpt2"],
+        ["audit", "gpt2", "--corpus", "-", "-"],
+        ["diff", "gpt2", "r50k_base", "--corpus", "-", "--corpus", "-"],
+    ],
+)
+def test_stdin_given_twice_is_refused(argv):
+    """`stats - - -t gpt2` read stdin twice, the second time empty, and printed 0 tokens and
+    0 bytes for '-' (the second reading replaced the first): stdin can be read once, as
+    train, count and extend already say."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tokenizer", *argv, "--json"],
+        input=b"hello world",
+        capture_output=True,
+        cwd=ROOT,
+        check=False,
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert "error: '-' (stdin) is given twice; stdin can be read once" in done.stderr.decode()
+    assert "Traceback" not in done.stderr.decode()

@@ -18,7 +18,7 @@ from ..loading import load_any
 from ..stats import check_languages, check_sweep_sizes, language_rows, sweep, text_stats, udhr_sections
 from ..streaming import default_workers
 from ..vocab_diff import diff
-from .common import integer, read_utf8
+from .common import STDIO, integer, read_utf8
 
 SHOWN = 10  # ids listed per audit list in the table (the JSON has all of them)
 
@@ -62,12 +62,20 @@ def _ratio(a: int, b: int) -> float | None:
     return a / b if b else None
 
 
+def read_texts(paths: Sequence[str]) -> list[str]:
+    """Each file's text, in order. '-' (stdin) may come once: a second reading of stdin is empty,
+    and `stats - -` printed 0 tokens and 0 bytes for it, the second reading replacing the first."""
+    if list(paths).count(STDIO) > 1:
+        raise ValueError("'-' (stdin) is given twice; stdin can be read once")  # as train's
+    return [read_utf8(path) for path in paths]
+
+
 # ----- audit --------------------------------------------------------------------------------
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     tok = load_any(args.tokenizer)
-    texts = [read_utf8(path) for path in args.corpus] if args.corpus else None
+    texts = read_texts(args.corpus) if args.corpus else None
     result = audit(tok, corpus_texts=texts)
     if args.json:
         print_json(result)
@@ -125,7 +133,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.sweep:  # a bad size is an error before the texts are read and counted
         for spec, tok in tokenizers.items():
             check_sweep_sizes(tok, args.sweep, name=spec)
-    texts = {path: read_utf8(path) for path in args.files}
+    texts = dict(zip(args.files, read_texts(args.files), strict=True))
     sections = []
     if args.by_language:
         for path, text in texts.items():
@@ -193,7 +201,7 @@ def print_stats_tables(out: dict[str, Any], total_bytes: int) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     a, b = load_any(args.a), load_any(args.b)
-    corpus = [read_utf8(path) for path in args.corpus] if args.corpus else None
+    corpus = read_texts(args.corpus) if args.corpus else None
     result = diff(a, b, corpus=corpus)
     if args.json:
         print_json(result)
