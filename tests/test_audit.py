@@ -186,3 +186,13 @@ def test_audit_of_something_not_a_tokenizer_is_a_type_error(tok):
     """audit(None) raised AttributeError ('NoneType' object has no attribute ...)."""
     with pytest.raises(TypeError, match="audit takes a Tokenizer"):
         audit(tok)
+
+
+def test_a_corpus_given_as_one_str_is_one_text():
+    """audit(enc, corpus_texts="hello world") iterated the str's characters and encoded each
+    one alone: "hello" (31373) was reported unused though encoding the text gives it. A str is
+    the text itself, as in train()."""
+    enc = get_encoding("gpt2")
+    text = "hello world"
+    assert audit(enc, corpus_texts=text)["unused"] == audit(enc, corpus_texts=[text])["unused"]
+    assert 31373 not in audit(enc, corpus_texts=text)["unused"]

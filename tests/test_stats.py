@@ -286,3 +286,12 @@ def test_text_that_is_not_a_str_is_a_type_error(bad):
     for call in (count_tokens, text_stats):
         with pytest.raises(TypeError, match=f"text must be a str, not {type(bad).__name__}"):
             call(enc, bad)
+
+
+def test_sweep_of_one_str_is_one_text():
+    """sweep(enc, "hello world", ...) iterated the str's characters and counted 11 tokens at
+    the full vocabulary, where tiktoken gives 2: a str is the text itself, as in train()."""
+    enc = get_encoding("gpt2")
+    got = sweep(enc, "hello world", [256, 50256], name="gpt2")
+    assert [r["tokens"] for r in got] == [11, len(tiktoken_reference("gpt2").encode_ordinary("hello world"))]
+    assert got == sweep(enc, ["hello world"], [256, 50256], name="gpt2")

@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .core import Tokenizer
+from .stats import as_texts
 from .unicode_script import token_script
 
 LONGEST_SHOWN = 20  # the issue's "top 20 by byte length"
@@ -55,15 +56,16 @@ def is_reachable(tok: Tokenizer, token_id: int, token: bytes) -> bool:
     return tok.split(text) == [text]
 
 
-def unused_ids(tok: Tokenizer, texts: Iterable[str]) -> list[int]:
-    """Mergeable ids that encoding `texts` (special tokens as ordinary text) never emits."""
+def unused_ids(tok: Tokenizer, texts: str | Iterable[str]) -> list[int]:
+    """Mergeable ids that encoding `texts` (special tokens as ordinary text; one str is one
+    text) never emits."""
     seen: set[int] = set()
-    for text in texts:
+    for text in as_texts(texts):
         seen.update(tok.encode_ordinary(text))
     return [i for i in mergeable_ids(tok) if i not in seen]
 
 
-def audit(tok: Tokenizer, *, corpus_texts: Iterable[str] | None = None) -> dict[str, Any]:
+def audit(tok: Tokenizer, *, corpus_texts: str | Iterable[str] | None = None) -> dict[str, Any]:
     """The audit of `tok` as a JSON-ready dict (see the module docstring for each key)."""
     if not isinstance(tok, Tokenizer):  # else "'NoneType' object has no attribute ..."
         raise TypeError(f"audit takes a Tokenizer (get_encoding, Tokenizer.load), got {type(tok).__name__}")

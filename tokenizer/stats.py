@@ -57,11 +57,17 @@ def well_formed(text: str) -> str:
     return text
 
 
-def chunk_counts(tok: Tokenizer, texts: Iterable[str]) -> Counter[str]:
+def as_texts(texts: str | Iterable[str]) -> Iterable[str]:
+    """`texts`, where one str is one text (as in train()): iterated, a str gives its characters,
+    each encoded alone, and the figures were those of the characters, not of the text."""
+    return [texts] if isinstance(texts, str) else texts
+
+
+def chunk_counts(tok: Tokenizer, texts: str | Iterable[str]) -> Counter[str]:
     """How often each pre-tokenization chunk occurs in `texts`. An added token HF matches in any
     text (`tok.always_matched`) is counted as the 1-tuple (token,): one token wherever it is."""
     chunks: Counter[str] = Counter()
-    for text in texts:
+    for text in as_texts(texts):
         if not tok.always_matched:
             chunks.update(tok.split(well_formed(text)))
             continue
@@ -315,7 +321,9 @@ def prefix_tokenizer(tok: Tokenizer, vocab_size: int) -> Tokenizer:
     )
 
 
-def sweep(tok: Tokenizer, texts: Iterable[str], sizes: Sequence[int], *, name: str) -> list[dict[str, Any]]:
+def sweep(
+    tok: Tokenizer, texts: str | Iterable[str], sizes: Sequence[int], *, name: str
+) -> list[dict[str, Any]]:
     """Total tokens of `texts` at each vocabulary size (see the module docstring)."""
     check_sweep_sizes(tok, sizes, name=name)
     chunks = chunk_counts(tok, texts)  # a prefix splits with the same pattern
