@@ -295,3 +295,16 @@ def test_sweep_of_one_str_is_one_text():
     got = sweep(enc, "hello world", [256, 50256], name="gpt2")
     assert [r["tokens"] for r in got] == [11, len(tiktoken_reference("gpt2").encode_ordinary("hello world"))]
     assert got == sweep(enc, ["hello world"], [256, 50256], name="gpt2")
+
+
+def test_udhr_header_fields_around_blanks():
+    """A header with a trailing blank ('code=eng ', as an editor may leave it) gave the code
+    'eng ', so the file "had no English section (code=eng)"; a tab between fields made
+    'code=eng<TAB>name=English' one value. Fields are separated by any blanks, and a value
+    ends before the blanks at the end of the line."""
+    text = "##### UDHR code=eng name=English \nAll human beings.\n##### UDHR code=fra\tname=French\t\nTous.\n"
+    sections = udhr_sections(text)
+    assert [(s.code, s.name) for s in sections] == [("eng", "English"), ("fra", "French")]
+    assert [s.text for s in sections] == ["All human beings.\n", "Tous.\n"]
+    named = udhr_sections("##### UDHR code=cmn name=Chinese, Mandarin (Simplified)\nx\n")
+    assert named[0].name == "Chinese, Mandarin (Simplified)"

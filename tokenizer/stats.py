@@ -43,7 +43,9 @@ PARALLEL_MIN_CHUNKS = 20_000  # new distinct chunks below which forking helpers 
 # sections of one UDHR-style text: the UDHR has about 500 translations; each section is a row per
 # tokenizer and a bar in the page's plot (100,000 one-line sections took minutes there)
 MAX_LANGUAGES = 1_000
-_FIELD = re.compile(r"(\w+)=(.*?)(?= \w+=|$)")  # key=value; a value runs up to the next " key="
+# key=value; a value runs up to the blanks before the next key= or the end of the line (a blank
+# an editor left at the end, or a tab between fields, is no value's: "eng " was not English)
+_FIELD = re.compile(r"(\w+)=(.*?)(?=\s+\w+=|\s*$)")
 
 
 def well_formed(text: str) -> str:
