@@ -106,10 +106,13 @@ def tokenizer_get(filename: str) -> Response:
         )
     data = _data_dir()
     path = data / f"{name}{suffix}"
-    if _trained_entry(name) is None or not inside(path, data):
-        raise ApiError(404, f"no trained tokenizer named {name!r}")
     mimetype = "application/json" if suffix == ".json" else "text/plain"
-    return send_file(path, mimetype=mimetype, as_attachment=True, download_name=path.name, max_age=0)
+    # The check and send_file's open under the lock DELETE and a job's install take: a DELETE
+    # between the two made send_file's os.stat fail, a 500. Once open, the file is ours to send.
+    with job_manager().lock:
+        if _trained_entry(name) is None or not inside(path, data):
+            raise ApiError(404, f"no trained tokenizer named {name!r}")
+        return send_file(path, mimetype=mimetype, as_attachment=True, download_name=path.name, max_age=0)
 
 
 @bp.delete("/tokenizers/<path:filename>")
