@@ -37,6 +37,7 @@ from .jobs import JobManager
 from .jobs_api import job_manager
 
 TEXT_FIELD_LABEL = "the text field"  # how the pasted text is named in messages and metadata
+MAX_KEYS_SHOWN = 5  # query-string keys named in the refusal: enough to recognise them
 MAX_MIN_FREQUENCY = 1 << 40  # any count a corpus within the upload limit can reach
 # errno of a write that failed for want of room: no space, over quota, over the size limit
 STORAGE_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
@@ -91,9 +92,22 @@ def train_submit() -> tuple[Response, int]:
             "send the fields as multipart/form-data (files and fields) or "
             "application/x-www-form-urlencoded (e.g. curl -F vocab_size=4096 -F corpus=@file.txt)",
         )
+    _refuse_query_string()
     jobs = job_manager()
     with jobs.reserve():  # a place in the queue (or 429) before reading a possibly huge body
         return _submit_in(jobs)
+
+
+def _refuse_query_string() -> None:
+    """The form is read from the body alone: `curl 'URL?name=mine' -F corpus=@f` trained under
+    a generated name without a word (and vocab_size in the URL was "vocab_size is required")."""
+    if request.args:
+        keys = ", ".join(repr(k[:40]) for k in list(request.args)[:MAX_KEYS_SHOWN])
+        raise ApiError(
+            400,
+            f"POST /api/train reads its fields from the form body, not the URL's query string ({keys}): "
+            "send them as form fields (curl -F name=mine -F vocab_size=4096 ...) and POST to /api/train",
+        )
 
 
 def _submit_in(jobs: JobManager) -> tuple[Response, int]:

@@ -197,6 +197,26 @@ def test_an_unknown_field_is_refused_not_ignored(full):
     assert "tie_break" in resp.get_json()["error"]
 
 
+def test_fields_in_the_query_string_are_refused_not_ignored(full, server_dirs):
+    """POST /api/train?name=mine with the corpus in the body (curl 'URL?name=mine' -F corpus=@f)
+    queued a job named text-300, the name dropped without a word; with vocab_size in the URL
+    the answer was "vocab_size is required", of a field the user had sent. The form is read
+    from the body only, so a query string is now a 400 that names its keys and says where
+    they go, and the request leaves no job folder."""
+    _, data = server_dirs
+    body, content_type = multipart({"vocab_size": b"300", "text": GOOD})
+    started = time.perf_counter()
+    resp = full.post(
+        "/api/train?name=mine&vocab_size=500",
+        data=body,
+        content_type=content_type,
+        headers={"Origin": "http://localhost"},
+    )
+    assert_refused(resp, time.perf_counter() - started, 400, "'name', 'vocab_size'")
+    assert "query string" in resp.get_json()["error"] and "-F name=" in resp.get_json()["error"]
+    assert full.get("/api/jobs").get_json()["jobs"] == [] and list((data / ".jobs").iterdir()) == []
+
+
 def test_a_stalled_upload_is_timed_out_and_frees_its_queue_place(app, server_dirs):
     """A client that sent part of a body and then nothing, its connection left open, held a
     server thread and a job's place in the queue for as long as it liked. The socket now times
