@@ -134,16 +134,27 @@ class BoundedFormParser(FormDataParser):
         try:
             return stream.read(READ_BLOCK)
         except ClientDisconnected as e:
+            # A chunked body (Transfer-Encoding: chunked) has no Content-Length, and the server's
+            # dechunker drops the block it was filling, so no byte count is said of one: both
+            # were "ended after 0 of the 0 bytes its Content-Length announced".
             if isinstance(e.__context__, TimeoutError):  # werkzeug's wrapping of the socket's timeout
+                until = (
+                    f"the {content_length:,} bytes its Content-Length announced were in"
+                    if content_length is not None
+                    else "its last chunk (Transfer-Encoding: chunked)"
+                )
                 raise ApiError(
-                    408,
-                    "the upload stalled: nothing arrived for too long "
-                    f"before the {content_length or 0:,} bytes its Content-Length announced were in; "
-                    "send it again",
+                    408, f"the upload stalled: nothing arrived for too long before {until}; send it again"
+                ) from None
+            if content_length is None:
+                raise ApiError(
+                    400,
+                    "the chunked upload broke off before its last chunk (Transfer-Encoding: chunked): "
+                    "a chunk was malformed or cut short (a dropped connection?); send it again",
                 ) from None
             raise ApiError(
                 400,
-                f"the upload ended after {received:,} of the {content_length or 0:,} bytes its "
+                f"the upload ended after {received:,} of the {content_length:,} bytes its "
                 "Content-Length announced: it was cut short (a dropped connection?); send it again",
             ) from None
 

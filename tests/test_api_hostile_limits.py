@@ -252,3 +252,66 @@ def test_a_stalled_upload_is_timed_out_and_frees_its_queue_place(app, server_dir
         assert b"the upload stalled: nothing arrived for too long" in reply
         assert jobs.arriving == 0
     assert list((data / ".jobs").iterdir()) == []
+
+
+CHUNKED_BODY = b"vocab_size=300&text=" + GOOD.replace(b" ", b"+")
+
+
+@pytest.mark.parametrize(
+    "chunks, status, fragment",
+    [
+        (
+            b"zz\r\n" + CHUNKED_BODY,
+            400,
+            "the chunked upload broke off before its last chunk",
+        ),  # not a chunk size
+        (
+            b"%x\r\n" % len(CHUNKED_BODY) + CHUNKED_BODY + b"\r\n",
+            400,
+            "the chunked upload broke off before its last chunk",
+        ),
+        (
+            b"%x\r\n" % (len(CHUNKED_BODY) + 10) + CHUNKED_BODY,
+            400,
+            "the chunked upload broke off before its last chunk",
+        ),
+        (
+            b"%x\r\n" % (len(CHUNKED_BODY) + 10) + CHUNKED_BODY,
+            408,
+            "stalled: nothing arrived for too long before its last chunk",
+        ),  # kept open
+    ],
+    ids=["bad-size", "no-last-chunk", "cut-in-a-chunk", "stalled"],
+)
+def test_a_broken_chunked_upload_is_not_said_to_miss_its_content_length(
+    app, server_dirs, chunks, status, fragment
+):
+    """A body sent with Transfer-Encoding: chunked has no Content-Length, yet a malformed or
+    cut-off one was "the upload ended after 0 of the 0 bytes its Content-Length announced" (a
+    stalled one "before the 0 bytes its Content-Length announced"). It now says the chunked
+    upload broke off (or stalled before its last chunk), and leaves no job folder."""
+    import socket
+
+    from tests.server_helpers import serving
+
+    _, data = server_dirs
+    with serving(app, timeout=1.0) as hostport:
+        host, port = hostport.split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            head = (
+                f"POST /api/train HTTP/1.1\r\nHost: {hostport}\r\nOrigin: http://{hostport}\r\n"
+                "Content-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
+            )
+            sock.sendall(head.encode("ascii") + chunks)
+            if status != 408:
+                sock.shutdown(socket.SHUT_WR)  # the client's connection ends here
+            reply = b""
+            while not reply.rstrip().endswith(b"}"):
+                block = sock.recv(65536)
+                if not block:
+                    break
+                reply += block
+    assert reply.startswith(b"HTTP/1.1 %d" % status), reply[:300]
+    error = json.loads(reply.partition(b"\r\n\r\n")[2])["error"]
+    assert fragment in error and "Content-Length" not in error, error
+    assert list((data / ".jobs").iterdir()) == []
