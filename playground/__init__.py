@@ -9,7 +9,8 @@ Where things are: config.py (settings and limits), security.py (Host/Origin chec
 errors.py (JSON errors), one blueprint per concern: static.py (the page), tokenizers.py
 (/api/health, /api/tokenizers), train.py (POST /api/train, with the form checks in forms.py),
 jobs_api.py (/api/jobs); formparser.py (the train body's bounded parser), serving.py (the socket
-server, with its timeouts); jobs.py (the queue, no HTTP) and job_process.py (the training child).
+server, with its timeouts, and JSON for the errors http.server answers before the app sees a
+request); jobs.py (the queue, no HTTP) and job_process.py (the training child).
 server.py at the top of the repository is the command line that runs it.
 
 HTTP API (JSON; errors are `{"error": "..."}` with a 4xx status):

@@ -88,6 +88,38 @@ def test_options_at_an_unknown_api_path_is_the_json_404(client, path):
     assert resp.get_json()["error"].startswith(f"no such API endpoint: {path}")
 
 
+@pytest.mark.parametrize(
+    "request_bytes, status, fragment",
+    [
+        (b"GET /api/health HTTP/1.1\r\nHOSTLINE\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", 431, "64 KB"),
+        (b"GET /api/health HTTP/1.1\r\nHOSTLINE\r\n" + b"X-A: b\r\n" * 101 + b"\r\n", 431, "100 headers"),
+        (b"GET /api/" + b"a" * 70_000 + b" HTTP/1.1\r\nHOSTLINE\r\n\r\n", 414, "no URL of this server"),
+        (b'GET /api/health HTTP/1."1\r\nHOSTLINE\r\n\r\n', 400, "send HTTP/1.1"),
+        (b"GET /api/health HTTP/2.0\r\nHOSTLINE\r\n\r\n", 505, "send HTTP/1.1"),
+    ],
+    ids=["long-header", "many-headers", "long-url", "bad-version", "http2"],
+)
+def test_a_request_http_cannot_parse_gets_a_json_error_too(live, request_bytes, status, fragment):
+    """A request the HTTP layer refuses before the app sees it (a 70 KB header, 101 headers, a
+    70 KB URL, a garbled version) was answered by http.server's HTML error page ("Message: Line
+    too long"), the one non-JSON error of the API, without the limit it broke. It is JSON now,
+    saying which limit and what to send instead; no quote of the request can break the JSON."""
+    import json
+    import socket
+
+    host, port = live.split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request_bytes.replace(b"HOSTLINE", f"Host: {live}".encode()))
+        reply = b""
+        while block := sock.recv(65536):
+            reply += block
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.") and head.split(b" ")[1] == str(status).encode(), reply[:300]
+    assert b"content-type: application/json" in head.lower()
+    error = json.loads(body)["error"]
+    assert fragment in error, error
+
+
 def test_page_not_built_says_how_to_build(tmp_path):
     app = playground.create_app({"WEB_DIR": tmp_path / "missing", "DATA_DIR": tmp_path / "data"})
     client = app.test_client()
