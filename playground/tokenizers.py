@@ -14,7 +14,8 @@ pair named like a reference encoding, whose name means the encoding everywhere e
 listed under "broken" with the reason, and DELETE removes it: the name is free again. Broken entries are listed rather
 than cleaned at start-up because they may be the user's own files, half copied in by hand.
 The folder is read under the job manager's lock, so a job installing its pair (two renames)
-is never seen half done.
+is never seen half done; the loading itself is done before, without the lock (see
+tokenizers_list).
 """
 
 from __future__ import annotations
@@ -77,6 +78,14 @@ def health() -> Response:
 
 @bp.get("/tokenizers")
 def tokenizers_list() -> Response:
+    # Loading a tokenizer not in the cache takes up to ~0.3 s (an o200k-sized one). Under the
+    # job manager's lock, the first listing after a restart held job status, cancel, submit and
+    # every SSE stream for seconds (9 such tokenizers: 2.7 s). So the cache is filled first,
+    # without the lock; under it, the entries are read again from the cache, which is keyed by
+    # both files' mtime and size: a pair a job installed or DELETE removed meanwhile is re-read.
+    for name in _stored_names():
+        if name not in list_encodings():
+            _inspect(name)
     trained, broken = [], []
     with job_manager().lock:
         for name in _stored_names():

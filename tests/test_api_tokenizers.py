@@ -281,3 +281,31 @@ def test_listing_leaves_out_the_per_merge_counts_the_json_keeps(client, server_d
     assert entry["metadata"]["statistics"]["merges"] == len(tok.merges)
     saved = client.get("/api/tokenizers/t.json").get_json()
     assert saved["metadata"]["statistics"]["merge_counts"] == tok.metadata["statistics"]["merge_counts"]
+
+
+def test_listing_loads_new_tokenizers_without_holding_the_job_lock(app, server_dirs, monkeypatch):
+    """The first listing after a restart loaded every stored tokenizer under the job manager's
+    lock: with nine o200k-sized ones a GET /api/jobs sent meanwhile waited 2.7 s, and so did job
+    status, cancel and SSE. The loads now run before the lock is taken."""
+    from playground import tokenizers
+    from playground.jobs_api import job_manager
+
+    _, data = server_dirs
+    for name in ("one", "two"):
+        save_tokenizer(data, name)
+    held: list[bool] = []
+    load = Tokenizer.load
+
+    def watched_load(path, *args, **kwargs):
+        held.append(job_manager().lock._is_owned())  # RLock: held by this thread?
+        return load(path, *args, **kwargs)
+
+    monkeypatch.setattr(tokenizers.Tokenizer, "load", watched_load)
+    with app.app_context():
+        job_manager()  # created before the request, as on a running server
+    resp = app.test_client().get("/api/tokenizers")
+    assert sorted(e["name"] for e in resp.get_json()["trained"]) == ["one", "two"]
+    assert held == [False, False]
+    save_tokenizer(data, "two")  # rewritten: re-read on the next listing, still outside the lock
+    app.test_client().get("/api/tokenizers")
+    assert held[2:] == [False]
