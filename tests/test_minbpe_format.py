@@ -157,3 +157,75 @@ def test_a_repeated_merge_is_shown_escaped(tmp_path):
     (tmp_path / "m.model").write_text("minbpe v1\n\n0\n32 32\n32\x0c32\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"m\.model:5: the merge '32\\x0c32' repeats line 4"):
         load_file(tmp_path / "m.model")
+
+
+@pytest.mark.parametrize(
+    "merges, line, why",
+    [
+        # "abcd" made as 'abc d', where the merges before it join 'ab cd': minbpe gives [ab, cd]
+        ("99 100\n97 98\n257 99\n258 100\n", 7, "joins 257 256 into it"),
+        # "aaa" made as 'a aa', where BPE joins 'aa a': minbpe gives [aa, a], tiktoken's rule [aaa]
+        ("97 97\n97 256\n", 5, "joins 256 97 into it"),
+        # "abcd" made as 'ab cd', where 'bc' goes first and nothing joins the three pieces left
+        ("98 99\n97 98\n99 100\n257 258\n", 7, "stop at 3 pieces"),
+    ],
+)
+def test_a_hand_made_merge_that_minbpe_encodes_otherwise_is_refused(merges, line, why, tmp_path, capsys):
+    """minbpe's encoder merges the listed pair of lowest id, ours any two tokens whose bytes are a
+    token (and a chunk that is a token whole): a hand-made .model listing another pair than
+    the one BPE joins loaded, and gave other ids than minbpe's ("abcd": minbpe [257, 256], ours
+    [259]) without a word. It is now refused, naming the file, the line and the pair BPE makes."""
+    path = tmp_path / "m.model"
+    path.write_text("minbpe v1\n\n0\n" + merges, encoding="utf-8")
+    _, _, listed, vocab = minbpe_load(path)
+    text = vocab[max(vocab)].decode()
+    ranks = {token: i for i, token in sorted(vocab.items(), reverse=True)}
+    assert minbpe_encode(text, "", listed) != Tokenizer(ranks, "none").encode_ordinary(text)
+    with pytest.raises(ValueError, match=rf"m\.model:{line}: merge .* makes id {max(vocab)} .*{why}"):
+        load_file(path)
+    assert main(["encode", "--tokenizer", str(path), text]) == 2
+    assert "minbpe's training never writes such a merge" in capsys.readouterr().err
+
+
+def test_every_merge_minbpes_training_writes_loads(tmp_path):
+    """The check above refuses no file minbpe's own loop writes: train with it (written out here,
+    ties to the first pair), save as minbpe saves, load, and compare ids with minbpe's encoder."""
+    import random
+
+    rng = random.Random(7)
+    for trial in range(200):
+        alphabet = rng.choice(["ab", "abc", "ab c", "aab c"])
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(5, 60)))
+        words = [list(w.encode()) for w in (regex.findall(r"\S+|\s+", text) if trial % 2 else [text])]
+        merges: dict[tuple[int, int], int] = {}
+        for new_id in range(256, 256 + rng.randint(1, 20)):
+            stats: dict[tuple[int, int], int] = {}
+            for ids in words:
+                for pair in zip(ids, ids[1:]):  # noqa: B905
+                    stats[pair] = stats.get(pair, 0) + 1
+            if not stats:
+                break
+            pair = max(stats, key=stats.get)
+            merges[pair] = new_id
+            words = [_merge(ids, pair, new_id) for ids in words]
+        pattern = r"\S+|\s+" if trial % 2 else ""
+        path = tmp_path / "t.model"
+        path.write_text(
+            f"minbpe v1\n{pattern}\n0\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8"
+        )
+        ours = load_file(path)
+        for _ in range(10):
+            sample = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30)))
+            assert ours.encode_ordinary(sample) == minbpe_encode(sample, pattern, merges), (text, sample)
+
+
+def _merge(ids, pair, new_id):
+    out, i = [], 0
+    while i < len(ids):
+        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(ids[i])
+            i += 1
+    return out

@@ -386,6 +386,27 @@ class _RanksBelow:
         return self.ranks[token]
 
 
+def split_below(token: bytes, rank: int, ranks: Any, token_of: Any) -> list[bytes]:
+    """What BPE leaves of `token`'s bytes with only the ranks below `rank`: the two tokens that
+    the encoder (and tiktoken) ever joins into it, or more parts when it never joins any (then
+    only a whole-chunk lookup gives the token). `token_of[r]` is the bytes of rank r.
+
+    Why two parts are the only ones: if the encoder joins x and y into `token` inside some
+    chunk, every merge made inside x and y before was the lowest-rank pair of the chunk, so
+    also of x + y alone, and the pair across them ranked higher; BPE on x + y alone makes
+    the same merges and stops at [x, y] (the lemma in extend.py)."""
+    if len(token) > LONG_TOKEN:  # the same BPE in O(n log n): a heap, ranks below this one
+        return [token_of[i] for i in bpe_merge(token, _RanksBelow(ranks, rank))]
+    parts = [token[i : i + 1] for i in range(len(token))]
+    while len(parts) > 2:
+        pairs = [(ranks.get(a + b, rank), i) for i, (a, b) in enumerate(pairwise(parts))]
+        best, i = min(pairs)
+        if best >= rank:
+            break
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    return parts
+
+
 def recover_merges(ranks: dict[bytes, int], name: str = "tokenizer") -> list[tuple[int, int]]:
     """The merges of a rank table whose bytes are ids 0..255 and whose ranks run 0..n-1: token
     of rank r is the last merge of BPE on its bytes with the ranks below r (as minbpe's GPT-4
@@ -398,22 +419,52 @@ def recover_merges(ranks: dict[bytes, int], name: str = "tokenizer") -> list[tup
             f"{name}: minbpe's .model needs the bytes as ids 0..255 and merges as ids 256, 257, ... "
             "without gaps; this tokenizer's ids are laid out otherwise (a reference encoding?)"
         )
+    tokens = [token for _, token in by_rank]
     merges = []
     for rank, token in by_rank[256:]:
-        if len(token) > LONG_TOKEN:  # the same BPE in O(n log n): a heap, ranks below this one
-            parts = [by_rank[i][1] for i in bpe_merge(token, _RanksBelow(ranks, rank))]
-        else:
-            parts = [token[i : i + 1] for i in range(len(token))]
-        while len(parts) > 2:
-            pairs = [(ranks.get(a + b, rank), i) for i, (a, b) in enumerate(pairwise(parts))]
-            best, i = min(pairs)
-            if best >= rank:
-                break
-            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        parts = split_below(token, rank, ranks, tokens)
         if len(parts) != 2:
             raise ValueError(f"{name}: token {token!r} (id {rank}) is not a merge of two earlier tokens")
         merges.append((ranks[parts[0]], ranks[parts[1]]))
     return merges
+
+
+def check_minbpe_merges(merges: list[tuple[int, int]], linenos: list[int], source: str) -> None:
+    """TokenizerFileError unless every merge is the pair our encoder joins into its token.
+
+    minbpe's encoder merges the listed pair of lowest id; ours (tiktoken's rule) any two
+    adjacent tokens whose bytes are a token, and it takes a chunk that is a token whole. The
+    two give the same ids when each token's merge is what BPE makes of its bytes with the
+    merges before it (split_below), which minbpe's training always writes: each merge joins
+    two tokens adjacent in the text's segmentation. A hand-made file can list another pair:
+    with merges 'c d', 'a b', 'ab c', 'abc d', minbpe encodes "abcd" as [ab, cd] (no merge
+    lists that pair), ours as [abcd]. Later ids of repeated bytes are made by neither encoder."""
+    vocab = [bytes([b]) for b in range(256)]
+    ranks = {token: i for i, token in enumerate(vocab)}
+    for i, (left, right) in enumerate(merges):
+        vocab.append(vocab[left] + vocab[right])
+        ranks.setdefault(vocab[-1], 256 + i)
+    for i, (left, right) in enumerate(merges):
+        token_id = 256 + i
+        if ranks[vocab[token_id]] != token_id:
+            continue
+        parts = [ranks[part] for part in split_below(vocab[token_id], token_id, ranks, vocab)]
+        if parts != [left, right]:
+            made = (
+                f"BPE with the merges before it joins {parts[0]} {parts[1]} into it"
+                if len(parts) == 2
+                else f"the merges before it never make it from its bytes (they stop at {len(parts)} pieces)"
+            )
+            raise TokenizerFileError(
+                f"{source}:{linenos[i]}: merge '{left} {right}' makes id {token_id} "
+                f"({_shown(vocab[token_id])}), but {made}; minbpe (which merges listed pairs only) and "
+                "tiktoken's rule would give different ids. minbpe's training never writes such a "
+                "merge: the file was made or edited by hand"
+            )
+
+
+def _shown(token: bytes) -> str:
+    return repr(token) if len(token) <= 40 else repr(token[:40])[:-1] + "...'"
 
 
 def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tuple[int, int]]]:
@@ -445,7 +496,7 @@ def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tupl
                 f"{source}:{lineno}: expected 'TOKEN ID' (special token {lineno - 3} of {n_special})"
             )
         special[parts[0]] = _number(parts[1], source, lineno)
-    pairs = []
+    pairs, linenos = [], []
     seen: dict[tuple[int, int], int] = {}  # pair -> the line of its merge
     for lineno, line in enumerate(lines[3 + n_special :], start=4 + n_special):
         parts = line.split()
@@ -462,7 +513,10 @@ def parse_minbpe(text: str, source: str) -> tuple[str, dict[str, int], list[tupl
                 "only the later one and our ids would differ from its: remove the repeat"
             )
         pairs.append(list(pair))
-    return pattern, special, check_merges(pairs, source)
+        linenos.append(lineno)
+    merges = check_merges(pairs, source)
+    check_minbpe_merges(merges, linenos, source)
+    return pattern, special, merges
 
 
 def _universal_lines(text: str) -> list[str]:
