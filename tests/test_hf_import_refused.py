@@ -274,6 +274,46 @@ def test_a_token_that_no_merge_makes_is_refused():
         from_hf_json(obj, "bad.json")
 
 
+@pytest.mark.parametrize("ignore_merges", [True, False])
+def test_a_merge_other_than_the_pair_our_encoder_joins_is_refused(ignore_merges):
+    """HF joins listed pairs only, ours any two tokens whose bytes are a token. Merges 'c d',
+    'a b', 'ab c', 'abc d' list "abcd" as 'abc d', but 'cd' goes before 'ab', so the pair that
+    meets is 'ab cd': HF gave [ab, cd] for "xabcd abcd", ours [abcd], and the file loaded. It is
+    refused now, naming the token and the missing merge; with that merge listed too (as HF's
+    tiktoken converter lists every split) it loads and gives HF's ids."""
+    obj = to_hf_json(train("x", 256, pattern="gpt2"))
+    merges = [["c", "d"], ["a", "b"], ["ab", "c"], ["abc", "d"]]
+    for left, right in merges:
+        obj["model"]["vocab"][left + right] = len(obj["model"]["vocab"])
+    obj["model"].update(merges=merges, ignore_merges=ignore_merges)
+    hf_ids = hf.Tokenizer.from_str(json.dumps(obj)).encode("xabcd abcd", add_special_tokens=False).ids
+    assert hf_ids == [120, 257, 256, 32, 257, 256]  # ours gave [120, 259, 32, 259]
+    with pytest.raises(
+        ValueError,
+        match=r"^bad.json: model.vocab\['abcd'\] \(id 259\): our encoder joins 'ab' and 'cd' into it .* "
+        "model.merges lacks 'ab cd'",
+    ):
+        from_hf_json(obj, "bad.json")
+    obj["model"]["merges"].append(["ab", "cd"])
+    hf_ids = hf.Tokenizer.from_str(json.dumps(obj)).encode("xabcd abcd", add_special_tokens=False).ids
+    assert from_hf_json(obj, "ok.json").encode("xabcd abcd") == hf_ids == [120, 259, 32, 259]
+
+
+def test_a_token_our_encoder_joins_from_a_later_token_is_refused():
+    """'a aabb' makes id 259 and 'aa a' id 260 after it: in "aaaaabbb" ours makes "aaa" (260)
+    and then joins 'aaa bb' into 259, a pair HF does not list: HF [257, 260, 256, 98], ours
+    [257, 259, 98]. The pair is found with every other token, not only the lower ones."""
+    obj = to_hf_json(train("x", 256, pattern="gpt2"))
+    merges = [["b", "b"], ["a", "a"], ["aa", "bb"], ["a", "aabb"], ["aa", "a"]]
+    for left, right in merges:
+        obj["model"]["vocab"][left + right] = len(obj["model"]["vocab"])
+    obj["model"].update(merges=merges, ignore_merges=False)
+    hf_ids = hf.Tokenizer.from_str(json.dumps(obj)).encode("aaaaabbb", add_special_tokens=False).ids
+    assert hf_ids == [257, 260, 256, 98]
+    with pytest.raises(ValueError, match=r"\(id 259\): our encoder joins 'aaa' and 'bb' into it"):
+        from_hf_json(obj, "bad.json")
+
+
 def test_a_merge_of_a_token_the_vocabulary_lacks_is_refused():
     """HF refuses a merge whose part is not in model.vocab ("out of vocabulary"); we loaded it
     when the two parts' concatenation was a token, so the file had ids HF never gives."""

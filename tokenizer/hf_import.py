@@ -9,8 +9,9 @@ a file is never loaded as something else. What maps exactly, and why:
   dropout (null, or a number HF's f32 reads as 0: 1e-300; at 1 HF skips every merge, between
   0 and 1 it skips them at random: refused, _check_dropout). Ids become ranks: HF merges the listed pair of lowest priority, our encoder the
   pair whose bytes have the lowest rank; the two agree when every merge's result has a
-  larger id than the merges before it and every token that two tokens join into is made by a
-  merge (both checked here; trained files are built that way).
+  larger id than the merges before it, every token that two tokens join into is made by a
+  merge, and by the very pair our encoder joins into it (all three checked here; trained and
+  converted files are built that way).
   `ignore_merges: true` takes a pre-token that is in the vocabulary whole, as our encoder (and
   tiktoken) does; `false` (or absent, HF's default) lets the merges alone decide, which can end
   elsewhere for a token the merges do not reach from its bytes: loaded with
@@ -81,10 +82,13 @@ from __future__ import annotations
 import math
 import re
 import struct
+from itertools import pairwise
 from typing import Any, NamedTuple
 
+from ._bpe import bpe_merge, cuts_at_token_lengths
 from ._chunk_reach import can_be_chunk
 from ._hf_steps import flag, kind, refuse, sequence_steps
+from .formats import LONG_TOKEN
 from .hf_added import (
     check_added_ids,
     check_added_token_bytes,
@@ -149,7 +153,8 @@ def parse_hf(obj: Any, source: str = "tokenizer.json") -> HfTokenizer:
     except ValueError as e:  # a Split's regex that our engine cannot compile
         raise TokenizerFileError(f"{source}: pre_tokenizer: {e}") from None
     chunk_lookup = flag(model, "ignore_merges", False, source, "model", nullable=True)
-    ranks, made = _ranks(model, special, source)
+    cut_out = [token for token in special if not (added and token in added.single_word)]
+    ranks, made = _ranks(model, special, source, cut_out)
     check_added_ids(special, model["vocab"], source)
     bpe_makes = {
         token
@@ -371,8 +376,11 @@ def _split_pattern(step: Any, source: str) -> str:
     raise AssertionError  # _refuse always raises
 
 
-def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> tuple[dict[bytes, int], set[int]]:
-    """model.vocab's tokens as bytes -> rank (the added tokens left out), and the ids the merges make."""
+def _ranks(
+    model: dict[str, Any], special: dict[str, int], source: str, cut_out: list[str]
+) -> tuple[dict[bytes, int], set[int]]:
+    """model.vocab's tokens as bytes -> rank (the added tokens left out), and the ids the merges
+    make. `cut_out`: the added tokens matched wherever they occur (before any split or merge)."""
     to_byte = {ch: b for b, ch in bytes_to_unicode().items()}
     special_ids = {token_id: token for token, token_id in special.items()}
     ranks: dict[bytes, int] = {}
@@ -401,17 +409,20 @@ def _ranks(model: dict[str, Any], special: dict[str, int], source: str) -> tuple
         if data in ranks:
             raise TokenizerFileError(f"{source}: model.vocab has the bytes {data!r} twice")
         ranks[data] = rank
-    made = _check_merge_order(model.get("merges", []), model["vocab"], source)
+    made, listed = _check_merge_order(model.get("merges", []), model["vocab"], source)
     _check_every_token_is_made(model["vocab"], made, special, source)
+    _check_merges_bpe_makes(model["vocab"], made, listed, special, cut_out, source)
     return ranks, made
 
 
-def _check_merge_order(merges: Any, vocab: dict[str, int], source: str) -> set[int]:
+def _check_merge_order(
+    merges: Any, vocab: dict[str, int], source: str
+) -> tuple[set[int], set[tuple[str, str]]]:
     """HF's merge priority must agree with the ids (our ranks): each merge makes a larger id.
-    Returns the ids the merges make."""
+    Returns the ids the merges make and the pairs they list."""
     if not isinstance(merges, list):
         raise TokenizerFileError(f"{source}: model.merges must be a list")
-    last, made_ids = -1, set()
+    last, made_ids, listed = -1, set(), set()
     for i, merge in enumerate(merges):
         if isinstance(merge, str):
             merge = merge.split(" ")
@@ -437,7 +448,95 @@ def _check_merge_order(merges: Any, vocab: dict[str, int], source: str) -> set[i
             )
         last = max(last, made)
         made_ids.add(made)
-    return made_ids
+        listed.add((merge[0], merge[1]))
+    return made_ids, listed
+
+
+def _check_merges_bpe_makes(
+    vocab: dict[str, int],
+    made: set[int],
+    listed: set[tuple[str, str]],
+    special: dict[str, int],
+    cut_out: list[str],
+    source: str,
+) -> None:
+    """Each token a merge makes must be listed with the pair our encoder joins into it.
+
+    Ours (as tiktoken) joins any two adjacent tokens whose bytes are a token, and those two are
+    always the ones BPE leaves of the token's bytes with every other token (_joined_into); HF
+    joins only listed pairs. A file listing 'abc d' for "abcd" but not 'ab cd', where 'cd'
+    ranks below 'ab', gave "abcd" one id in ours and two in HF. Trained files list that pair
+    (training joins adjacent tokens) and converted ones list every split, so only a token with
+    an unlisted split into two tokens is run through BPE. The alphabet's characters stand
+    for bytes one to one, so the vocabulary's strings are split and joined as their bytes.
+    A token holding an added token of `cut_out` is never in a chunk: the added token is
+    matched first (model.vocab's "ined" beside the added token "in")."""
+    pieces = {token: rank for token, rank in vocab.items() if token not in special}
+    cuts = cuts_at_token_lengths(pieces)  # type: ignore[arg-type]: str slices as bytes slices
+    for token, rank in pieces.items():
+        if rank not in made:
+            continue
+        for i in cuts(len(token)):
+            split = token[:i], token[i:]
+            if split not in listed and split[0] in pieces and split[1] in pieces:
+                break
+        else:
+            continue  # every split into two tokens is listed, the one BPE makes too
+        parts = _joined_into(token, rank, pieces)
+        if len(parts) == 2 and (parts[0], parts[1]) not in listed and not _holds_any(token, cut_out):
+            raise TokenizerFileError(
+                f"{source}: model.vocab[{repr(token)[:40]}] (id {rank}): our encoder joins {parts[0]!r} "
+                f"and {parts[1]!r} into it (the merges before it make that pair from its bytes), but "
+                f"model.merges lacks '{parts[0]} {parts[1]}', so HF never does and the ids would "
+                "differ; add that merge (a trained file has it), or remove the token"
+            )
+
+
+def _holds_any(token: str, added: list[str]) -> bool:
+    """Whether a vocabulary string's bytes hold the UTF-8 of one of the `added` tokens."""
+    table = {ch: b for b, ch in bytes_to_unicode().items()}
+    data = bytes(map(table.__getitem__, token))
+    return any(text.encode("utf-8") in data for text in added)
+
+
+def _joined_into(token: str, rank: int, pieces: dict[str, int]) -> list[str]:
+    """What BPE leaves of a vocabulary string with every token but itself: the two tokens our
+    encoder joins into it wherever it does (else more parts: it never does). Not only the ranks
+    below its own: with 'a aabb' (id 259) listed before 'aa a' (id 260), ours makes "aaa" first
+    and then joins 'aaa bb' into 259 ("aaaaabbb"), which HF never does. (Where the ranks below
+    leave two parts, as formats.split_below argues, the higher ones never come into play.)"""
+    without = _RanksExcept(pieces, rank)
+    if len(token) <= LONG_TOKEN:
+        parts = list(token)
+        while len(parts) > 2:
+            best, i = min((without.get(a + b, _NONE), i) for i, (a, b) in enumerate(pairwise(parts)))
+            if best == _NONE:
+                break
+            parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        return parts
+    table = bytes_to_unicode()  # a long one: its bytes, which BPE merges with a heap
+    to_byte = {ch: b for b, ch in table.items()}
+    ranks = {bytes(map(to_byte.__getitem__, t)): r for t, r in pieces.items()}
+    token_of = {r: t for t, r in ranks.items()}
+    ids = bpe_merge(bytes(map(to_byte.__getitem__, token)), _RanksExcept(ranks, rank))
+    return ["".join(map(table.__getitem__, token_of[i])) for i in ids]
+
+
+_NONE = 1 << 62  # "not a token": above every rank
+
+
+class _RanksExcept:
+    """`ranks` without one rank (for _bpe_heap, which reads .get and [])."""
+
+    def __init__(self, ranks: dict[Any, int], rank: int) -> None:
+        self.ranks, self.rank = ranks, rank
+
+    def get(self, token: Any, default: int | None = None) -> int | None:
+        found = self.ranks.get(token)
+        return default if found is None or found == self.rank else found
+
+    def __getitem__(self, token: Any) -> int:
+        return self.ranks[token]
 
 
 def _check_every_token_is_made(
