@@ -16,7 +16,7 @@ import heapq
 import operator
 from collections.abc import Callable, Iterable
 from itertools import compress, pairwise, repeat
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 HEAP_THRESHOLD = 128  # bytes; longer chunks (and long segments of a cut chunk) merge with a heap
 # bytes; longer chunks are cut into independent segments first. Below it the heap alone is 2-3x
@@ -92,6 +92,28 @@ def _bpe_scan(piece: bytes, ranks: dict[bytes, int]) -> tuple[int, ...]:
         if i:
             pair_ranks[i - 1] = get(parts[i - 1] + merged, _NO_RANK)
     return tuple(map(ranks.__getitem__, parts))
+
+
+def bpe_parts(piece: Any, get: Callable[[Any, int], int], limit: int = _NO_RANK) -> list[Any]:
+    """The parts BPE leaves of `piece` (bytes or str: one part per element) merging only pairs
+    ranked below `limit` (`get(pair, default)` gives a pair's rank), stopped when two are left:
+    the pair a token is joined from (formats.split_below, hf_import's check). `_bpe_scan`'s
+    loop, quadratic in the length: for short pieces (formats.LONG_TOKEN)."""
+    parts = [piece[i : i + 1] for i in range(len(piece))]
+    pair_ranks = [get(a + b, _NO_RANK) for a, b in pairwise(parts)]
+    while len(parts) > 2:
+        best = min(pair_ranks)
+        if best >= limit:
+            break
+        i = pair_ranks.index(best)
+        merged = parts[i] + parts[i + 1]
+        parts[i : i + 2] = [merged]
+        del pair_ranks[i]
+        if i < len(pair_ranks):
+            pair_ranks[i] = get(merged + parts[i + 1], _NO_RANK)
+        if i:
+            pair_ranks[i - 1] = get(parts[i - 1] + merged, _NO_RANK)
+    return parts
 
 
 def _bpe_heap(piece: bytes, ranks: dict[bytes, int]) -> tuple[int, ...]:

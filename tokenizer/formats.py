@@ -20,11 +20,10 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterator
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ._bpe import bpe_merge
+from ._bpe import bpe_merge, bpe_parts
 from .validate import (
     MAX_FILE_BYTES,
     MAX_ID,
@@ -397,14 +396,7 @@ def split_below(token: bytes, rank: int, ranks: Any, token_of: Any) -> list[byte
     the same merges and stops at [x, y] (the lemma in extend.py)."""
     if len(token) > LONG_TOKEN:  # the same BPE in O(n log n): a heap, ranks below this one
         return [token_of[i] for i in bpe_merge(token, _RanksBelow(ranks, rank))]
-    parts = [token[i : i + 1] for i in range(len(token))]
-    while len(parts) > 2:
-        pairs = [(ranks.get(a + b, rank), i) for i, (a, b) in enumerate(pairwise(parts))]
-        best, i = min(pairs)
-        if best >= rank:
-            break
-        parts[i : i + 2] = [parts[i] + parts[i + 1]]
-    return parts
+    return bpe_parts(token, ranks.get, rank)
 
 
 def recover_merges(ranks: dict[bytes, int], name: str = "tokenizer") -> list[tuple[int, int]]:

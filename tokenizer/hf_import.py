@@ -82,10 +82,9 @@ from __future__ import annotations
 import math
 import re
 import struct
-from itertools import pairwise
 from typing import Any, NamedTuple
 
-from ._bpe import bpe_merge, cuts_at_token_lengths
+from ._bpe import bpe_merge, bpe_parts, cuts_at_token_lengths
 from ._chunk_reach import can_be_chunk
 from ._hf_steps import flag, kind, refuse, sequence_steps
 from .formats import LONG_TOKEN
@@ -503,26 +502,17 @@ def _joined_into(token: str, rank: int, pieces: dict[str, int]) -> list[str]:
     """What BPE leaves of a vocabulary string with every token but itself: the two tokens our
     encoder joins into it wherever it does (else more parts: it never does). Not only the ranks
     below its own: with 'a aabb' (id 259) listed before 'aa a' (id 260), ours makes "aaa" first
-    and then joins 'aaa bb' into 259 ("aaaaabbb"), which HF never does. (Where the ranks below
-    leave two parts, as formats.split_below argues, the higher ones never come into play.)"""
-    without = _RanksExcept(pieces, rank)
+    and then joins 'aaa bb' into 259 ("aaaaabbb"), which HF never does. The token itself can only
+    be made by the last merge (it spans the whole string), so BPE with every rank, stopped when
+    two parts are left, is BPE without it."""
     if len(token) <= LONG_TOKEN:
-        parts = list(token)
-        while len(parts) > 2:
-            best, i = min((without.get(a + b, _NONE), i) for i, (a, b) in enumerate(pairwise(parts)))
-            if best == _NONE:
-                break
-            parts[i : i + 2] = [parts[i] + parts[i + 1]]
-        return parts
+        return bpe_parts(token, pieces.get)
     table = bytes_to_unicode()  # a long one: its bytes, which BPE merges with a heap
     to_byte = {ch: b for b, ch in table.items()}
     ranks = {bytes(map(to_byte.__getitem__, t)): r for t, r in pieces.items()}
     token_of = {r: t for t, r in ranks.items()}
     ids = bpe_merge(bytes(map(to_byte.__getitem__, token)), _RanksExcept(ranks, rank))
     return ["".join(map(table.__getitem__, token_of[i])) for i in ids]
-
-
-_NONE = 1 << 62  # "not a token": above every rank
 
 
 class _RanksExcept:
