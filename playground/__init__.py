@@ -36,6 +36,7 @@ HTTP API (JSON; errors are `{"error": "..."}` with a 4xx status):
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from flask import Flask
@@ -61,6 +62,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         time_limit=app.config["JOB_TIME_LIMIT"],
     )
     app.extensions[tokenizers.META_CACHE] = {}
+    app.extensions[tokenizers.LOAD_LOCK] = threading.Lock()
     security.init_app(app)
     errors.init_app(app)
     for blueprint in (static.bp, tokenizers.bp, train.bp, jobs_api.bp):

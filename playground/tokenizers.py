@@ -44,6 +44,7 @@ from .security import inside
 
 # app.extensions key: name -> ((both files' mtime_ns and size), entry or None, reason or None)
 META_CACHE = "bpe_meta_cache"
+LOAD_LOCK = "bpe_meta_load_lock"  # app.extensions key: a threading.Lock, one listing loads at a time
 DOWNLOAD_SUFFIXES = (".json", ".tiktoken")
 
 log = logging.getLogger("bpe-playground")
@@ -81,11 +82,14 @@ def tokenizers_list() -> Response:
     # Loading a tokenizer not in the cache takes up to ~0.3 s (an o200k-sized one). Under the
     # job manager's lock, the first listing after a restart held job status, cancel, submit and
     # every SSE stream for seconds (9 such tokenizers: 2.7 s). So the cache is filled first,
-    # without the lock; under it, the entries are read again from the cache, which is keyed by
-    # both files' mtime and size: a pair a job installed or DELETE removed meanwhile is re-read.
-    for name in _stored_names():
-        if name not in list_encodings():
-            _inspect(name)
+    # under a lock of its own: concurrent listings wait for one another there (each loading
+    # every tokenizer at once made ten of them take seconds of CPU), the job API does not.
+    # Under the job lock the entries are then read again from the cache, which is keyed by both
+    # files' mtime and size: a pair a job installed or DELETE removed meanwhile is re-read.
+    with current_app.extensions[LOAD_LOCK]:
+        for name in _stored_names():
+            if name not in list_encodings():
+                _inspect(name)
     trained, broken = [], []
     with job_manager().lock:
         for name in _stored_names():

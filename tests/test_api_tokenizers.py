@@ -309,3 +309,29 @@ def test_listing_loads_new_tokenizers_without_holding_the_job_lock(app, server_d
     save_tokenizer(data, "two")  # rewritten: re-read on the next listing, still outside the lock
     app.test_client().get("/api/tokenizers")
     assert held[2:] == [False]
+
+
+def test_concurrent_listings_load_each_tokenizer_once(app, server_dirs, monkeypatch):
+    """With the loads moved out of the job lock, ten listings at once each loaded every stored
+    tokenizer: seconds of CPU, during which a training job ran on unhindered and finished before
+    the test of the job queue could look at it. Listings now wait for one another's loads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from playground import tokenizers
+
+    _, data = server_dirs
+    for name in ("one", "two", "three"):
+        save_tokenizer(data, name)
+    loads: list[str] = []
+    load = Tokenizer.load
+
+    def slow_load(path, *args, **kwargs):
+        loads.append(Path(path).name)
+        time.sleep(0.05)  # long enough for the other listings to arrive meanwhile
+        return load(path, *args, **kwargs)
+
+    monkeypatch.setattr(tokenizers.Tokenizer, "load", slow_load)
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        codes = list(pool.map(lambda _: app.test_client().get("/api/tokenizers").status_code, range(10)))
+    assert codes == [200] * 10
+    assert sorted(loads) == ["one", "three", "two"]
