@@ -69,3 +69,20 @@ def test_tiktoken_suite_passes_against_compat(tmp_path):
     summary = re.search(r"^=*\s*(\d+) passed in [\d.]+s", output, re.MULTILINE)
     assert summary, f"expected only passed tests in the summary:\n{output[-3000:]}"
     assert int(summary.group(1)) >= 30, output[-3000:]  # 0.14.0 has 33 tests; none may vanish unseen
+
+
+def test_the_suite_draws_no_text_from_our_library():
+    """Hypothesis draws st.text() examples from the string literals of local (not installed)
+    modules: tiktoken's test_hyp_roundtrip drew our '<|endoftext|>' and failed, as it would
+    against real tiktoken given that text. Under the shim's plugin our library counts as
+    installed code, as real tiktoken is."""
+    probe = (
+        "import tiktoken_suite_guard as guard; guard._library_counts_as_installed(); "
+        "import tokenizer.compat; from hypothesis.internal.conjecture import providers; "
+        "print('<|endoftext|>' in set(providers._get_local_constants().strings))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SHIM), str(ROOT)])}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.stdout.strip() == "False", result.stdout + result.stderr
