@@ -14,6 +14,7 @@ from tokenizer import Tokenizer
 from tokenizer.cli import main
 from tokenizer.formats import minbpe_text
 from tokenizer.loading import from_texts, load_any, load_file
+from tokenizer.reference import merge
 from tokenizer.train import train
 
 
@@ -207,7 +208,7 @@ def test_every_merge_minbpes_training_writes_loads(tmp_path):
                 break
             pair = max(stats, key=stats.get)
             merges[pair] = new_id
-            words = [_merge(ids, pair, new_id) for ids in words]
+            words = [merge(ids, pair, new_id) for ids in words]
         pattern = r"\S+|\s+" if trial % 2 else ""
         path = tmp_path / "t.model"
         path.write_text(
@@ -217,15 +218,3 @@ def test_every_merge_minbpes_training_writes_loads(tmp_path):
         for _ in range(10):
             sample = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30)))
             assert ours.encode_ordinary(sample) == minbpe_encode(sample, pattern, merges), (text, sample)
-
-
-def _merge(ids, pair, new_id):
-    out, i = [], 0
-    while i < len(ids):
-        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
-            out.append(new_id)
-            i += 2
-        else:
-            out.append(ids[i])
-            i += 1
-    return out

@@ -94,6 +94,22 @@ def _bpe_scan(piece: bytes, ranks: dict[bytes, int]) -> tuple[int, ...]:
     return tuple(map(ranks.__getitem__, parts))
 
 
+class RanksWithout:
+    """`ranks` as the heap BPE (`bpe_merge`, which reads .get and []) sees it without some ranks:
+    those from `limit` up, and `rank` (formats.split_below: the ranks below a token's;
+    hf_import: every rank but the token's own)."""
+
+    def __init__(self, ranks: Any, *, limit: int = _NO_RANK, rank: int | None = None) -> None:
+        self.ranks, self.limit, self.rank = ranks, limit, rank
+
+    def get(self, token: Any, default: int | None = None) -> int | None:
+        found = self.ranks.get(token)
+        return default if found is None or found >= self.limit or found == self.rank else found
+
+    def __getitem__(self, token: Any) -> int:
+        return self.ranks[token]
+
+
 def bpe_parts(piece: Any, get: Callable[[Any, int], int], limit: int = _NO_RANK) -> list[Any]:
     """The parts BPE leaves of `piece` (bytes or str: one part per element) merging only pairs
     ranked below `limit` (`get(pair, default)` gives a pair's rank), stopped when two are left:

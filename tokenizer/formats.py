@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ._bpe import bpe_merge, bpe_parts
+from ._bpe import RanksWithout, bpe_merge, bpe_parts
 from .validate import (
     MAX_FILE_BYTES,
     MAX_ID,
@@ -371,20 +371,6 @@ def minbpe_text(tok: Any) -> str:
 LONG_TOKEN = 256
 
 
-class _RanksBelow:
-    """`ranks` with only the ranks below `limit` (for _bpe_heap, which reads .get and [])."""
-
-    def __init__(self, ranks: dict[bytes, int], limit: int) -> None:
-        self.ranks, self.limit = ranks, limit
-
-    def get(self, token: bytes, default: int | None = None) -> int | None:
-        rank = self.ranks.get(token)
-        return rank if rank is not None and rank < self.limit else default
-
-    def __getitem__(self, token: bytes) -> int:
-        return self.ranks[token]
-
-
 def split_below(token: bytes, rank: int, ranks: Any, token_of: Any) -> list[bytes]:
     """What BPE leaves of `token`'s bytes with only the ranks below `rank`: the two tokens that
     the encoder (and tiktoken) ever joins into it, or more parts when it never joins any (then
@@ -395,7 +381,7 @@ def split_below(token: bytes, rank: int, ranks: Any, token_of: Any) -> list[byte
     also of x + y alone, and the pair across them ranked higher; BPE on x + y alone makes
     the same merges and stops at [x, y] (the lemma in extend.py)."""
     if len(token) > LONG_TOKEN:  # the same BPE in O(n log n): a heap, ranks below this one
-        return [token_of[i] for i in bpe_merge(token, _RanksBelow(ranks, rank))]
+        return [token_of[i] for i in bpe_merge(token, RanksWithout(ranks, limit=rank))]
     return bpe_parts(token, ranks.get, rank)
 
 

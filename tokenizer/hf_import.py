@@ -84,7 +84,7 @@ import re
 import struct
 from typing import Any, NamedTuple
 
-from ._bpe import bpe_merge, bpe_parts, cuts_at_token_lengths
+from ._bpe import RanksWithout, bpe_merge, bpe_parts, cuts_at_token_lengths
 from ._chunk_reach import can_be_chunk
 from ._hf_steps import flag, kind, refuse, sequence_steps
 from .formats import LONG_TOKEN
@@ -511,22 +511,8 @@ def _joined_into(token: str, rank: int, pieces: dict[str, int]) -> list[str]:
     to_byte = {ch: b for b, ch in table.items()}
     ranks = {bytes(map(to_byte.__getitem__, t)): r for t, r in pieces.items()}
     token_of = {r: t for t, r in ranks.items()}
-    ids = bpe_merge(bytes(map(to_byte.__getitem__, token)), _RanksExcept(ranks, rank))
+    ids = bpe_merge(bytes(map(to_byte.__getitem__, token)), RanksWithout(ranks, rank=rank))
     return ["".join(map(table.__getitem__, token_of[i])) for i in ids]
-
-
-class _RanksExcept:
-    """`ranks` without one rank (for _bpe_heap, which reads .get and [])."""
-
-    def __init__(self, ranks: dict[Any, int], rank: int) -> None:
-        self.ranks, self.rank = ranks, rank
-
-    def get(self, token: Any, default: int | None = None) -> int | None:
-        found = self.ranks.get(token)
-        return default if found is None or found == self.rank else found
-
-    def __getitem__(self, token: Any) -> int:
-        return self.ranks[token]
 
 
 def _check_every_token_is_made(
